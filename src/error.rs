@@ -1,0 +1,53 @@
+use crate::params::ParamsError;
+
+/// The crate's top-level error: every fallible public function returns it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The circuit failed while synthesizing (assignment missing, division by zero, ...).
+    #[error("circuit synthesis failed: {0}")]
+    Synthesis(#[from] bellpepper_core::SynthesisError),
+    /// A proving or verifying key could not be read, or is malformed.
+    #[error(transparent)]
+    Params(#[from] ParamsError),
+    /// The key does not fit the circuit: a query has another length than the circuit needs.
+    #[error("the proving key does not fit the circuit: {query} query holds {available} points, the circuit needs {needed}")]
+    KeyMismatch {
+        /// Which query (h, l, a, b_g1, b_g2, ic).
+        query: &'static str,
+        /// Points the circuit needs.
+        needed: usize,
+        /// Points the key holds.
+        available: usize,
+    },
+    /// A pre-compiled circuit shape was used with a circuit of another shape.
+    #[error("the circuit does not match the recorded shape: {0}")]
+    ShapeMismatch(String),
+    /// Circuits of one batch differ in shape, or batch arguments differ in length.
+    #[error("invalid batch: {0}")]
+    InvalidBatch(String),
+    /// Proof bytes that do not decode to a valid proof.
+    #[error("malformed proof: {0}")]
+    MalformedProof(&'static str),
+    /// The wrong number of public inputs was given to the verifier.
+    #[error("the verifying key expects {expected} public inputs, {given} were given")]
+    PublicInputCount {
+        /// Public inputs the key expects (without the constant one).
+        expected: usize,
+        /// Public inputs given.
+        given: usize,
+    },
+    /// An MSM was given different numbers of bases and scalars.
+    #[error("MSM needs as many bases as scalars: {bases} bases, {scalars} scalars")]
+    LengthMismatch {
+        /// Bases given.
+        bases: usize,
+        /// Scalars given.
+        scalars: usize,
+    },
+    /// The circuit needs a larger evaluation domain than the scalar field supports.
+    #[error("the circuit has {0} constraints, more than a radix-2 domain of BLS12-381's scalar field holds")]
+    DomainTooLarge(usize),
+    /// An I/O error while reading or writing.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}

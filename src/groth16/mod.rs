@@ -1,0 +1,14 @@
+//! The Groth16 protocol by role: proofs and their encoding, the prover, the
+//! verifier, and bellperson-shaped entry points over them.
+
+mod api;
+mod proof;
+mod prover;
+mod verifier;
+
+pub use api::{create_proof, create_proof_batch, create_random_proof, create_random_proof_batch};
+pub use proof::{Proof, PROOF_BYTES};
+pub use prover::{check_key_fits, prove, prove_batch};
+pub use verifier::{
+    prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey,
+};

@@ -1,0 +1,106 @@
+use bellpepper_core::SynthesisError;
+use blstrs::Scalar;
+use group::{prime::PrimeCurveAffine, Curve};
+
+use super::Proof;
+use crate::backend::cpu::{compute_h, msm, msm_with_density, Domain};
+use crate::params::ProvingKey;
+use crate::synthesis::Assignment;
+use crate::Error;
+
+fn expect_len(query: &'static str, available: usize, needed: usize) -> Result<(), Error> {
+    if available == needed {
+        Ok(())
+    } else {
+        Err(Error::KeyMismatch {
+            query,
+            needed,
+            available,
+        })
+    }
+}
+
+/// Checks that every query of `key` has exactly the points the assignment's
+/// circuit needs: a key made for another circuit would give a wrong proof.
+pub fn check_key_fits(key: &ProvingKey, assignment: &Assignment) -> Result<(), Error> {
+    let n = assignment.num_constraints();
+    if assignment.b.len() != n || assignment.c.len() != n {
+        return Err(Error::ShapeMismatch(
+            "A, B and C evaluations differ in length".into(),
+        ));
+    }
+    let domain = Domain::new(n)?;
+    let inputs = assignment.input.len();
+    let b_points = assignment.b_input_density.total() + assignment.b_aux_density.total();
+    expect_len("ic", key.vk.ic.len(), inputs)?;
+    expect_len("h", key.h.len(), domain.size() - 1)?;
+    expect_len("l", key.l.len(), assignment.aux.len())?;
+    expect_len("a", key.a.len(), inputs + assignment.a_aux_density.total())?;
+    expect_len("b_g1", key.b_g1.len(), b_points)?;
+    expect_len("b_g2", key.b_g2.len(), b_points)
+}
+
+/// Proves one synthesized circuit on the CPU with the given `r` and `s`.
+pub fn prove(
+    key: &ProvingKey,
+    assignment: &Assignment,
+    r: Scalar,
+    s: Scalar,
+) -> Result<Proof, Error> {
+    check_key_fits(key, assignment)?;
+    let vk = &key.vk;
+    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
+        return Err(SynthesisError::UnexpectedIdentity.into());
+    }
+    let domain = Domain::new(assignment.num_constraints())?;
+    let h_coeffs = compute_h(&domain, &assignment.a, &assignment.b, &assignment.c);
+
+    let (input, aux) = (&assignment.input, &assignment.aux);
+    let h = msm(&key.h, &h_coeffs)?;
+    let l = msm(&key.l, aux)?;
+    let (a_input_bases, a_aux_bases) = key.a.split_at(input.len());
+    let a =
+        msm(a_input_bases, input)? + msm_with_density(a_aux_bases, &assignment.a_aux_density, aux)?;
+    let b_inputs = assignment.b_input_density.total();
+    let (b1_input_bases, b1_aux_bases) = key.b_g1.split_at(b_inputs);
+    let b_g1 = msm_with_density(b1_input_bases, &assignment.b_input_density, input)?
+        + msm_with_density(b1_aux_bases, &assignment.b_aux_density, aux)?;
+    let (b2_input_bases, b2_aux_bases) = key.b_g2.split_at(b_inputs);
+    let b_g2 = msm_with_density(b2_input_bases, &assignment.b_input_density, input)?
+        + msm_with_density(b2_aux_bases, &assignment.b_aux_density, aux)?;
+
+    // A = α + a + rδ, B = β + b + sδ, C = h + l + sA + rB₁ - rsδ, expanded.
+    let proof_a = vk.delta_g1 * r + vk.alpha_g1 + a;
+    let proof_b = vk.delta_g2 * s + vk.beta_g2 + b_g2;
+    let proof_c =
+        a * s + b_g1 * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r + h + l;
+    Ok(Proof {
+        a: proof_a.to_affine(),
+        b: proof_b.to_affine(),
+        c: proof_c.to_affine(),
+    })
+}
+
+/// Proves several synthesized circuits, one `r` and `s` each.
+pub fn prove_batch(
+    key: &ProvingKey,
+    assignments: &[Assignment],
+    r_s: &[Scalar],
+    s_s: &[Scalar],
+) -> Result<Vec<Proof>, Error> {
+    if assignments.len() != r_s.len() || assignments.len() != s_s.len() {
+        return Err(Error::InvalidBatch(format!(
+            "{} circuits, {} r values, {} s values",
+            assignments.len(),
+            r_s.len(),
+            s_s.len()
+        )));
+    }
+    // Each proof's MSMs already use every core; proving the batch in
+    // parallel too would only add memory.
+    assignments
+        .iter()
+        .zip(r_s.iter().zip(s_s))
+        .map(|(assignment, (r, s))| prove(key, assignment, *r, *s))
+        .collect()
+}

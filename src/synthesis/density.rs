@@ -1,0 +1,113 @@
+/// Which variables a query uses: one bit per variable plus the count of set bits.
+///
+/// The proving key stores a point only for variables whose query polynomial is
+/// not zero, so an MSM walks the density to pair scalars with points.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Density {
+    words: Vec<u64>,
+    len: usize,
+    total: usize,
+}
+
+impl Density {
+    /// An empty density.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A density of `len` variables, none used.
+    pub fn with_len(len: usize) -> Self {
+        Self {
+            words: vec![0; len.div_ceil(64)],
+            len,
+            total: 0,
+        }
+    }
+
+    /// Appends one unused variable.
+    pub fn push_unused(&mut self) {
+        if self.len % 64 == 0 {
+            self.words.push(0);
+        }
+        self.len += 1;
+    }
+
+    /// Marks variable `index` as used.
+    ///
+    /// # Panics
+    /// If `index` is out of range: the constraint system allocates before it marks.
+    pub fn mark(&mut self, index: usize) {
+        assert!(index < self.len, "density index {index} out of range");
+        let (word, bit) = (index / 64, index % 64);
+        if self.words[word] & (1 << bit) == 0 {
+            self.words[word] |= 1 << bit;
+            self.total += 1;
+        }
+    }
+
+    /// Whether variable `index` is used.
+    pub fn is_used(&self, index: usize) -> bool {
+        index < self.len && self.words[index / 64] & (1 << (index % 64)) != 0
+    }
+
+    /// Number of variables tracked.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no variable is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of used variables: the number of key points this query needs.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Appends another density after this one, skipping its first `skip` variables.
+    pub fn extend_from(&mut self, other: &Density, skip: usize) {
+        for i in skip..other.len {
+            self.push_unused();
+            if other.is_used(i) {
+                let last = self.len - 1;
+                self.mark(last);
+            }
+        }
+    }
+
+    /// Keeps the values whose variable is used, in order.
+    pub fn select<'a, T>(&'a self, values: &'a [T]) -> impl Iterator<Item = &'a T> + 'a {
+        values
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| self.is_used(*i))
+            .map(|(_, v)| v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_count_once_and_select_follows() {
+        let mut d = Density::new();
+        for _ in 0..130 {
+            d.push_unused();
+        }
+        d.mark(0);
+        d.mark(64);
+        d.mark(64);
+        d.mark(129);
+        assert_eq!(d.total(), 3);
+        let values: Vec<usize> = (0..130).collect();
+        let picked: Vec<usize> = d.select(&values).copied().collect();
+        assert_eq!(picked, vec![0, 64, 129]);
+        let mut e = Density::with_len(1);
+        e.extend_from(&d, 1);
+        assert_eq!(e.len(), 130);
+        assert_eq!(e.total(), 2);
+        assert!(e.is_used(64) && e.is_used(129) && !e.is_used(0));
+    }
+}

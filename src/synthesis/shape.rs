@@ -1,0 +1,241 @@
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use rayon::prelude::*;
+
+use super::Column;
+use super::{Assignment, Density, SparseMatrix, WitnessAssignment};
+use crate::Error;
+
+/// A circuit's constraint matrices, recorded once and reused for every proof
+/// of circuits with the same shape (the partitions of a PoRep, say).
+///
+/// ```
+/// # use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+/// # use blstrs::Scalar;
+/// # struct Square(Option<Scalar>);
+/// # impl Circuit<Scalar> for Square {
+/// #     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+/// #         let x = cs.alloc(|| "x", || self.0.ok_or(SynthesisError::AssignmentMissing))?;
+/// #         let y = cs.alloc_input(|| "y", || self.0.map(|x| x * x).ok_or(SynthesisError::AssignmentMissing))?;
+/// #         cs.enforce(|| "x*x=y", |lc| lc + x, |lc| lc + x, |lc| lc + y);
+/// #         Ok(())
+/// #     }
+/// # }
+/// use groth16_gpu::synthesis::{synthesize, CircuitShape};
+///
+/// let shape = CircuitShape::record(Square(None))?;
+/// let fast = shape.synthesize(Square(Some(Scalar::from(5u64))))?;
+/// assert_eq!(fast, synthesize(Square(Some(Scalar::from(5u64))))?);
+/// # Ok::<(), groth16_gpu::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CircuitShape {
+    num_inputs: usize,
+    num_aux: usize,
+    a: SparseMatrix,
+    b: SparseMatrix,
+    c: SparseMatrix,
+    a_aux_density: Density,
+    b_input_density: Density,
+    b_aux_density: Density,
+}
+
+/// Records constraints without evaluating anything; witness closures are not called.
+struct ShapeRecorder {
+    num_inputs: usize,
+    num_aux: usize,
+    a: SparseMatrix,
+    b: SparseMatrix,
+    c: SparseMatrix,
+}
+
+impl CircuitShape {
+    /// Records the constraints of `circuit` (its witness values are not needed),
+    /// with the constant one and the per-input constraints added as in bellperson.
+    pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<Self, Error> {
+        let mut recorder = ShapeRecorder::new();
+        recorder.alloc_input(|| "one", || unreachable!())?;
+        circuit.synthesize(&mut recorder)?;
+        for i in 0..recorder.num_inputs {
+            recorder.a.push_unit_input_row(i);
+            recorder.b.push_empty_row();
+            recorder.c.push_empty_row();
+        }
+        Ok(recorder.finish())
+    }
+
+    /// Number of public inputs, the constant one included.
+    pub fn num_inputs(&self) -> usize {
+        self.num_inputs
+    }
+
+    /// Number of auxiliary variables.
+    pub fn num_aux(&self) -> usize {
+        self.num_aux
+    }
+
+    /// Number of constraints, the per-input ones included.
+    pub fn num_constraints(&self) -> usize {
+        self.a.num_rows()
+    }
+
+    /// The A, B and C matrices.
+    pub fn matrices(&self) -> [&SparseMatrix; 3] {
+        [&self.a, &self.b, &self.c]
+    }
+
+    /// Aux variables used in A; inputs used in B; aux variables used in B.
+    pub fn densities(&self) -> [&Density; 3] {
+        [
+            &self.a_aux_density,
+            &self.b_input_density,
+            &self.b_aux_density,
+        ]
+    }
+
+    /// Computes the witness of `circuit` and evaluates A, B, C from the recorded
+    /// matrices. A circuit whose variable counts differ from the recorded shape
+    /// is an error.
+    pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<Assignment, Error> {
+        let mut witness = WitnessAssignment::default();
+        circuit.synthesize(&mut witness)?;
+        self.assign(witness)
+    }
+
+    /// Evaluates A, B, C for a witness computed elsewhere.
+    pub fn assign(&self, witness: WitnessAssignment) -> Result<Assignment, Error> {
+        if witness.input.len() != self.num_inputs || witness.aux.len() != self.num_aux {
+            return Err(Error::ShapeMismatch(format!(
+                "shape has {} inputs and {} aux variables, the circuit allocated {} and {}",
+                self.num_inputs,
+                self.num_aux,
+                witness.input.len(),
+                witness.aux.len()
+            )));
+        }
+        let (input, aux) = (&witness.input, &witness.aux);
+        let ((a, b), c) = rayon::join(
+            || {
+                rayon::join(
+                    || self.a.multiply(input, aux),
+                    || self.b.multiply(input, aux),
+                )
+            },
+            || self.c.multiply(input, aux),
+        );
+        Ok(Assignment {
+            input: witness.input,
+            aux: witness.aux,
+            a,
+            b,
+            c,
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+        })
+    }
+
+    /// Synthesizes many circuits of this shape in parallel over the cores.
+    pub fn synthesize_many<C: Circuit<Scalar> + Send>(
+        &self,
+        circuits: Vec<C>,
+    ) -> Result<Vec<Assignment>, Error> {
+        circuits
+            .into_par_iter()
+            .map(|circuit| self.synthesize(circuit))
+            .collect()
+    }
+}
+
+impl ShapeRecorder {
+    fn new() -> Self {
+        Self {
+            num_inputs: 0,
+            num_aux: 0,
+            a: SparseMatrix::new(),
+            b: SparseMatrix::new(),
+            c: SparseMatrix::new(),
+        }
+    }
+
+    fn finish(self) -> CircuitShape {
+        let mut a_aux_density = Density::with_len(self.num_aux);
+        let mut b_input_density = Density::with_len(self.num_inputs);
+        let mut b_aux_density = Density::with_len(self.num_aux);
+        self.a.for_each_entry(|_, column, _| {
+            if let Column::Aux(i) = column {
+                a_aux_density.mark(i);
+            }
+        });
+        self.b.for_each_entry(|_, column, _| match column {
+            Column::Input(i) => b_input_density.mark(i),
+            Column::Aux(i) => b_aux_density.mark(i),
+        });
+        CircuitShape {
+            num_inputs: self.num_inputs,
+            num_aux: self.num_aux,
+            a: self.a,
+            b: self.b,
+            c: self.c,
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for ShapeRecorder {
+    type Root = Self;
+
+    fn new() -> Self {
+        ShapeRecorder::new()
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.num_aux += 1;
+        Ok(Variable(Index::Aux(self.num_aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.num_inputs += 1;
+        Ok(Variable(Index::Input(self.num_inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        self.a.push_row(&a(LinearCombination::zero()));
+        self.b.push_row(&b(LinearCombination::zero()));
+        self.c.push_row(&c(LinearCombination::zero()));
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}

@@ -1,0 +1,124 @@
+use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar;
+use ff::Field;
+
+/// A witness-only constraint system: records variable values and never builds
+/// a linear combination (enforce's closures are not called). Used with a
+/// recorded [`CircuitShape`](super::CircuitShape), which supplies the constraints.
+#[derive(Debug, Clone)]
+pub struct WitnessAssignment {
+    /// Public inputs, the constant one first.
+    pub input: Vec<Scalar>,
+    /// Auxiliary variables.
+    pub aux: Vec<Scalar>,
+}
+
+impl Default for WitnessAssignment {
+    fn default() -> Self {
+        Self {
+            input: vec![Scalar::ONE],
+            aux: Vec::new(),
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for WitnessAssignment {
+    type Root = Self;
+
+    fn new() -> Self {
+        Self::default()
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        Ok(Variable(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.input.push(f()?);
+        Ok(Variable(Index::Input(self.input.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    fn is_extensible() -> bool {
+        true
+    }
+
+    fn extend(&mut self, other: &Self) {
+        self.input
+            .extend_from_slice(other.input.get(1..).unwrap_or(&[]));
+        self.aux.extend_from_slice(&other.aux);
+    }
+
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.input.extend_from_slice(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        self.aux.extend_from_slice(new_aux);
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        let aux_start = self.aux.len();
+        let input_start = self.input.len();
+        self.aux.resize(aux_start + aux_n, Scalar::ZERO);
+        self.input.resize(input_start + inputs_n, Scalar::ZERO);
+        (&mut self.aux[aux_start..], &mut self.input[input_start..])
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        let start = self.input.len();
+        self.input.resize(start + n, Scalar::ZERO);
+        &mut self.input[start..]
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        let start = self.aux.len();
+        self.aux.resize(start + n, Scalar::ZERO);
+        &mut self.aux[start..]
+    }
+
+    fn inputs_slice(&self) -> &[Scalar] {
+        &self.input
+    }
+
+    fn aux_slice(&self) -> &[Scalar] {
+        &self.aux
+    }
+}

@@ -1,0 +1,257 @@
+//! Our keys and proofs against bellperson 0.27, the oracle: the same trapdoor
+//! gives byte-identical parameters, the same r and s byte-identical proofs,
+//! and bellperson's verifier accepts ours.
+
+#[path = "common/circuits.rs"]
+mod circuits;
+
+use bellpepper_core::{Circuit, SynthesisError};
+use bellperson::groth16 as bp;
+use blstrs::{Bls12, G1Projective, G2Projective, Scalar};
+use circuits::*;
+use ff::Field;
+use groth16_gpu::params::CheckMode;
+use groth16_gpu::synthesis::{synthesize, CircuitShape};
+use groth16_gpu::{
+    create_proof, generate_parameters, prepare_verifying_key, verify_proof, Error, Proof,
+    ProvingKey,
+};
+use group::Group;
+use rand_chacha::ChaCha20Rng;
+use rand_core::{RngCore, SeedableRng};
+
+fn fresh_rng() -> ChaCha20Rng {
+    let seed = rand_core::OsRng.next_u64();
+    eprintln!("seed {seed}");
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+struct Trapdoor {
+    g1: G1Projective,
+    g2: G2Projective,
+    alpha: Scalar,
+    beta: Scalar,
+    gamma: Scalar,
+    delta: Scalar,
+    tau: Scalar,
+}
+
+impl Trapdoor {
+    fn random(rng: &mut ChaCha20Rng) -> Self {
+        Self {
+            g1: G1Projective::random(&mut *rng),
+            g2: G2Projective::random(&mut *rng),
+            alpha: Scalar::random(&mut *rng),
+            beta: Scalar::random(&mut *rng),
+            gamma: Scalar::random(&mut *rng),
+            delta: Scalar::random(&mut *rng),
+            tau: Scalar::random(&mut *rng),
+        }
+    }
+
+    fn ours<C: Circuit<Scalar>>(&self, c: C) -> Result<ProvingKey, Error> {
+        generate_parameters(
+            c, self.g1, self.g2, self.alpha, self.beta, self.gamma, self.delta, self.tau,
+        )
+    }
+
+    fn bellperson<C: Circuit<Scalar>>(
+        &self,
+        c: C,
+    ) -> Result<bp::Parameters<Bls12>, SynthesisError> {
+        bp::generate_parameters::<Bls12, C>(
+            c, self.g1, self.g2, self.alpha, self.beta, self.gamma, self.delta, self.tau,
+        )
+    }
+}
+
+/// The whole comparison for one circuit: keys, proofs on both synthesis
+/// paths, verification both ways, and a tampered proof rejected.
+fn check_against_bellperson<C>(blank: C, circuit: C, public_inputs: &[Scalar])
+where
+    C: Circuit<Scalar> + Clone + Send,
+{
+    let mut rng = fresh_rng();
+    let trapdoor = Trapdoor::random(&mut rng);
+    let ours = trapdoor.ours(blank.clone()).expect("our generator");
+    let theirs = trapdoor
+        .bellperson(blank.clone())
+        .expect("bellperson's generator");
+
+    let mut our_bytes = Vec::new();
+    ours.write(&mut our_bytes).unwrap();
+    let mut their_bytes = Vec::new();
+    theirs.write(&mut their_bytes).unwrap();
+    assert!(
+        our_bytes == their_bytes,
+        "parameters differ from bellperson's"
+    );
+    assert_eq!(our_bytes.len() as u64, ours.serialized_len());
+    assert_eq!(
+        ProvingKey::from_bytes(&their_bytes, CheckMode::Subgroup).unwrap(),
+        ours
+    );
+    let reread = bp::Parameters::<Bls12>::read(&our_bytes[..], true).unwrap();
+    assert!(
+        reread == theirs,
+        "bellperson reads our parameters back differently"
+    );
+
+    let r = Scalar::random(&mut rng);
+    let s = Scalar::random(&mut rng);
+    let their_proof = bp::create_proof(circuit.clone(), &theirs, r, s).unwrap();
+    let mut their_proof_bytes = Vec::new();
+    their_proof.write(&mut their_proof_bytes).unwrap();
+
+    let direct = create_proof(circuit.clone(), &ours, r, s).unwrap();
+    assert_eq!(direct.to_bytes().to_vec(), their_proof_bytes, "direct path");
+
+    let shape = CircuitShape::record(blank).unwrap();
+    let recorded = shape.synthesize(circuit.clone()).unwrap();
+    assert_eq!(
+        recorded,
+        synthesize(circuit).unwrap(),
+        "synthesis paths differ"
+    );
+    let precompiled = groth16_gpu::groth16::prove(&ours, &recorded, r, s).unwrap();
+    assert_eq!(precompiled, direct, "pre-compiled path");
+
+    let their_pvk = bp::prepare_verifying_key(&theirs.vk);
+    let decoded = bp::Proof::<Bls12>::read(&direct.to_bytes()[..]).unwrap();
+    assert!(bp::verify_proof(&their_pvk, &decoded, public_inputs).unwrap());
+
+    let pvk = prepare_verifying_key(&ours.vk);
+    assert!(verify_proof(&pvk, &direct, public_inputs).unwrap());
+    let forged = Proof {
+        a: direct.c,
+        ..direct
+    };
+    assert!(!verify_proof(&pvk, &forged, public_inputs).unwrap());
+    let mut wrong_inputs = public_inputs.to_vec();
+    wrong_inputs[0] += Scalar::ONE;
+    assert!(!verify_proof(&pvk, &direct, &wrong_inputs).unwrap());
+}
+
+#[test]
+fn sha256_gadget() {
+    let message: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37)).collect();
+    let inputs = Sha256Circuit::public_inputs(&message);
+    check_against_bellperson(
+        Sha256Circuit::blank(message.len()),
+        Sha256Circuit::new(message),
+        &inputs,
+    );
+}
+
+#[test]
+fn boolean_heavy() {
+    let mut rng = fresh_rng();
+    let circuit = BooleanHeavy::random(3000, &mut rng);
+    let inputs = circuit.public_inputs();
+    check_against_bellperson(
+        BooleanHeavy {
+            num_bits: 3000,
+            bits: None,
+        },
+        circuit,
+        &inputs,
+    );
+}
+
+#[test]
+fn field_heavy_not_a_power_of_two() {
+    let mut rng = fresh_rng();
+    let circuit = FieldHeavy {
+        steps: 5000,
+        start: Some(Scalar::random(&mut rng)),
+    };
+    let inputs = vec![circuit.result()];
+    check_against_bellperson(
+        FieldHeavy {
+            steps: 5000,
+            start: None,
+        },
+        circuit,
+        &inputs,
+    );
+}
+
+#[test]
+fn several_public_inputs_and_a_c_only_aux_variable() {
+    let mut rng = fresh_rng();
+    let circuit = ManyInputs {
+        values: random_scalars(7, &mut rng),
+    };
+    let inputs = circuit.public_inputs();
+    check_against_bellperson(
+        ManyInputs {
+            values: vec![None; 7],
+        },
+        circuit,
+        &inputs,
+    );
+}
+
+#[test]
+fn edge_values_zero_and_minus_one() {
+    for start in [Scalar::ZERO, Scalar::ONE, -Scalar::ONE] {
+        let circuit = FieldHeavy {
+            steps: 33,
+            start: Some(start),
+        };
+        let inputs = vec![circuit.result()];
+        check_against_bellperson(
+            FieldHeavy {
+                steps: 33,
+                start: None,
+            },
+            circuit,
+            &inputs,
+        );
+    }
+}
+
+#[test]
+fn unconstrained_aux_variable_is_refused_like_bellperson() {
+    let mut rng = fresh_rng();
+    let trapdoor = Trapdoor::random(&mut rng);
+    assert!(matches!(
+        trapdoor.bellperson(UnusedAux),
+        Err(SynthesisError::UnconstrainedVariable)
+    ));
+    assert!(matches!(
+        trapdoor.ours(UnusedAux),
+        Err(Error::Synthesis(SynthesisError::UnconstrainedVariable))
+    ));
+}
+
+#[test]
+fn random_proofs_batch_verify() {
+    let mut rng = fresh_rng();
+    let key = groth16_gpu::generate_random_parameters(
+        FieldHeavy {
+            steps: 100,
+            start: None,
+        },
+        &mut rng,
+    )
+    .unwrap();
+    let circuits: Vec<FieldHeavy> = (0..4)
+        .map(|_| FieldHeavy {
+            steps: 100,
+            start: Some(Scalar::random(&mut rng)),
+        })
+        .collect();
+    let inputs: Vec<Vec<Scalar>> = circuits.iter().map(|c| vec![c.result()]).collect();
+    let proofs = groth16_gpu::create_random_proof_batch(circuits, &key, &mut rng).unwrap();
+    let pvk = prepare_verifying_key(&key.vk);
+    let refs: Vec<&Proof> = proofs.iter().collect();
+    assert!(groth16_gpu::verify_proofs_batch(&pvk, &mut rng, &refs, &inputs).unwrap());
+    let mut bad_inputs = inputs.clone();
+    bad_inputs[2][0] += Scalar::ONE;
+    assert!(!groth16_gpu::verify_proofs_batch(&pvk, &mut rng, &refs, &bad_inputs).unwrap());
+    for (p, i) in proofs.iter().zip(&inputs) {
+        assert_eq!(Proof::from_bytes(&p.to_bytes()).unwrap(), *p);
+        assert!(verify_proof(&pvk, p, i).unwrap());
+    }
+}
