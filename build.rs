@@ -1,3 +1,130 @@
+//! Without feature `cuda` this does nothing (no CUDA toolkit needed). With it,
+//! it compiles cuda/*.cu with nvcc, the cxx bridge with the host compiler, and
+//! links the CUDA runtime statically.
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    #[cfg(feature = "cuda")]
+    cuda::build();
+}
+
+#[cfg(feature = "cuda")]
+mod cuda {
+    use std::env;
+    use std::path::{Path, PathBuf};
+
+    /// Machine code for Ampere (sm_80), Ada (sm_89) and Hopper (sm_90), plus
+    /// compute_90 PTX that newer GPUs JIT-compile.
+    const GENCODE: [&str; 4] = [
+        "arch=compute_80,code=sm_80",
+        "arch=compute_89,code=sm_89",
+        "arch=compute_90,code=sm_90",
+        "arch=compute_90,code=compute_90",
+    ];
+
+    pub fn build() {
+        let crate_dir =
+            PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+        for watched in ["cuda", "include", "src/bridge.rs"] {
+            println!(
+                "cargo:rerun-if-changed={}",
+                crate_dir.join(watched).display()
+            );
+        }
+        println!("cargo:rerun-if-env-changed=CUDA_PATH");
+        println!("cargo:rerun-if-env-changed=CUDA_HOME");
+
+        let cuda_root = find_cuda_root(&crate_dir);
+        let nvcc = cuda_root.join("bin").join("nvcc");
+        let cuda_include = cuda_root.join("include");
+        let crate_include = crate_dir.join("include");
+
+        // The bridge's C++ side: host compiler, CUDA headers on the path.
+        cxx_build::bridge("src/bridge.rs")
+            .include(&crate_include)
+            .include(&cuda_include)
+            .std("c++17")
+            .flag_if_supported("-O3")
+            .compile("groth16_gpu_bridge");
+
+        // One library per .cu file: cc compiles several .cu files of one
+        // build as relocatable device code, which nothing here needs.
+        for source in cuda_sources(&crate_dir.join("cuda")) {
+            let stem = source
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .expect("cuda/ file names are UTF-8");
+            let mut build = cc::Build::new();
+            build
+                .cuda(true)
+                .cudart("none") // linked below, statically, from our own lib64
+                .compiler(&nvcc)
+                .include(&crate_include)
+                .file(&source)
+                .flag("-std=c++17")
+                .flag("-O3");
+            for gencode in GENCODE {
+                build.flag("-gencode").flag(gencode);
+            }
+            build.compile(&format!("groth16_gpu_cuda_{stem}"));
+        }
+
+        println!(
+            "cargo:rustc-link-search=native={}",
+            cuda_root.join("lib64").display()
+        );
+        println!("cargo:rustc-link-lib=static=cudart_static");
+        for system_lib in ["dl", "rt", "pthread", "stdc++"] {
+            println!("cargo:rustc-link-lib=dylib={system_lib}");
+        }
+    }
+
+    /// The CUDA root: $CUDA_PATH, $CUDA_HOME, <crate>/.cuda/root (made by
+    /// scripts/install-cuda.sh), then the parent of the `nvcc` on PATH.
+    fn find_cuda_root(crate_dir: &Path) -> PathBuf {
+        // A root named explicitly must hold nvcc: silently using another
+        // toolkit would hide the mistake.
+        for var in ["CUDA_PATH", "CUDA_HOME"] {
+            if let Some(root) = env::var_os(var).filter(|value| !value.is_empty()) {
+                let root = PathBuf::from(root);
+                if !root.join("bin").join("nvcc").is_file() {
+                    panic!(
+                        "{var}={} has no bin/nvcc: point it at a CUDA root or unset it and run \
+                         `bash scripts/install-cuda.sh`",
+                        root.display()
+                    );
+                }
+                return root;
+            }
+        }
+        let installed = std::iter::once(crate_dir.join(".cuda").join("root"));
+        let on_path = env::var_os("PATH")
+            .into_iter()
+            .flat_map(|path| env::split_paths(&path).collect::<Vec<_>>())
+            .filter(|dir| dir.join("nvcc").is_file())
+            .filter_map(|bin| bin.parent().map(Path::to_path_buf));
+
+        installed
+            .chain(on_path)
+            .find(|root| root.join("bin").join("nvcc").is_file())
+            .unwrap_or_else(|| {
+                panic!(
+                    "feature `cuda` needs the CUDA toolkit, and no nvcc was found in $CUDA_PATH, \
+                     $CUDA_HOME, {}/.cuda/root or on PATH: run `bash scripts/install-cuda.sh` \
+                     (installs a pinned nvcc from PyPI) or set CUDA_PATH to a CUDA root",
+                    crate_dir.display()
+                )
+            })
+    }
+
+    /// Every .cu file directly under `dir`, sorted so builds are reproducible.
+    fn cuda_sources(dir: &Path) -> Vec<PathBuf> {
+        let mut sources: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|error| panic!("cannot read {}: {error}", dir.display()))
+            .map(|entry| entry.expect("cuda/ entry is readable").path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "cu"))
+            .collect();
+        sources.sort();
+        sources
+    }
 }

@@ -33,7 +33,14 @@
 #![deny(clippy::all, missing_docs, unsafe_op_in_unsafe_fn)]
 
 pub mod backend;
+#[cfg(feature = "cuda")]
+mod bridge;
+#[cfg(feature = "cuda")]
+pub mod device;
 mod error;
+#[cfg(feature = "cuda")]
+#[rustfmt::skip]
+pub mod ffi_types;
 pub mod groth16;
 pub mod params;
 pub mod synthesis;
@@ -43,4 +50,7 @@ pub use groth16::{
     create_proof, create_proof_batch, create_random_proof, create_random_proof_batch,
     prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey, Proof,
 };
-pub use params::{generate_parameters, generate_random_parameters, ProvingKey, VerifyingKey};
+pub use params::{
+    generate_parameters, generate_parameters_for_shape, generate_parameters_for_shape_random,
+    generate_random_parameters, ProvingKey, VerifyingKey,
+};

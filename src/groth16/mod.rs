@@ -8,7 +8,7 @@ mod verifier;
 
 pub use api::{create_proof, create_proof_batch, create_random_proof, create_random_proof_batch};
 pub use proof::{Proof, PROOF_BYTES};
-pub use prover::{check_key_fits, prove, prove_batch};
+pub use prover::{check_key_fits, prove, prove_batch, prove_timed, StageTimes};
 pub use verifier::{
     prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey,
 };

@@ -158,6 +158,17 @@ pub fn generate_random_parameters<C: Circuit<Scalar>, R: RngCore>(
     generate_parameters(circuit, g1, g2, alpha, beta, gamma, delta, tau)
 }
 
+/// [`generate_random_parameters`] for an already recorded shape.
+pub fn generate_parameters_for_shape_random<R: RngCore>(
+    shape: &CircuitShape,
+    rng: &mut R,
+) -> Result<ProvingKey, Error> {
+    let g1 = G1Projective::random(&mut *rng);
+    let g2 = G2Projective::random(&mut *rng);
+    let [alpha, beta, gamma, delta, tau] = [(); 5].map(|_| Scalar::random(&mut *rng));
+    generate_parameters_for_shape(shape, g1, g2, alpha, beta, gamma, delta, tau)
+}
+
 /// [`generate_parameters`] for an already recorded shape.
 #[allow(clippy::too_many_arguments)]
 pub fn generate_parameters_for_shape(

@@ -14,7 +14,8 @@ mod writer;
 
 pub use codec::CheckMode;
 pub use generator::{
-    generate_parameters, generate_parameters_for_shape, generate_random_parameters,
+    generate_parameters, generate_parameters_for_shape, generate_parameters_for_shape_random,
+    generate_random_parameters,
 };
 
 use blstrs::{G1Affine, G2Affine};

@@ -1,0 +1,291 @@
+//! CUDA devices: enumeration, properties, and exclusive access for launches.
+//!
+//! A [`Device`] is one CUDA device named by its ordinal. Work is launched only
+//! through a [`DeviceGuard`], which [`DeviceMutex::lock`] hands out: one lock
+//! per device, so threads serialize per device and devices run in parallel.
+//!
+//! Every call into the C++ side selects the device by its ordinal
+//! (`cudaSetDevice`) first, in whichever thread it runs. Nothing here keeps a
+//! global device list or reads or writes `CUDA_VISIBLE_DEVICES`.
+
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::bridge::ffi;
+
+/// A failure of the GPU layer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GpuError {
+    /// A CUDA runtime call failed.
+    #[error("CUDA call `{call}` failed with {message}")]
+    Cuda {
+        /// The call as written in the C++ source, e.g. `cudaSetDevice(ordinal)`.
+        call: String,
+        /// CUDA's error name and description, and where the call is.
+        message: String,
+    },
+    /// The C++ side failed outside a CUDA call (a self-check, a thread, memory).
+    #[error("GPU code failed: {0}")]
+    Native(String),
+    /// The driver reports no CUDA device.
+    #[error("no CUDA device")]
+    NoDevice,
+    /// An ordinal at or past the number of devices.
+    #[error("device ordinal {ordinal} is out of range: {count} CUDA devices")]
+    InvalidOrdinal {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// The devices there are.
+        count: usize,
+    },
+}
+
+impl From<cxx::Exception> for GpuError {
+    fn from(exception: cxx::Exception) -> Self {
+        parse_native_error(exception.what())
+    }
+}
+
+/// Splits the message `cuda_check.h` builds,
+/// "CUDA call `<call>` failed with <message>", into its parts; any other
+/// exception text becomes [`GpuError::Native`].
+fn parse_native_error(what: &str) -> GpuError {
+    what.strip_prefix("CUDA call `")
+        .and_then(|rest| rest.split_once("` failed with "))
+        .map(|(call, message)| GpuError::Cuda {
+            call: call.to_owned(),
+            message: message.to_owned(),
+        })
+        .unwrap_or_else(|| GpuError::Native(what.to_owned()))
+}
+
+/// The fixed properties of a device, read when it is opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceProperties {
+    /// The CUDA ordinal.
+    pub ordinal: usize,
+    /// The device's name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Global memory in bytes.
+    pub total_memory: u64,
+    /// Compute capability as (major, minor), e.g. (9, 0).
+    pub compute_capability: (u32, u32),
+}
+
+/// Owns the C++ handle of one device.
+struct DeviceHandle(cxx::UniquePtr<ffi::GpuDevice>);
+
+// SAFETY: the C++ `GpuDevice` holds only plain data (an int ordinal, a
+// std::string, integers) and no CUDA context, stream or allocation, and every
+// C++ entry point calls cudaSetDevice(ordinal) before any other CUDA call in
+// the thread it runs in. So the handle may move to, and be dropped on, any
+// thread. It is not `Sync`: shared use goes through `DeviceMutex`.
+unsafe impl Send for DeviceHandle {}
+
+impl DeviceHandle {
+    fn get(&self) -> &ffi::GpuDevice {
+        // `open_device` either returns a handle or throws, never null.
+        self.0.as_ref().expect("open_device never returns null")
+    }
+}
+
+/// One CUDA device: its properties and its handle. Launching work needs a
+/// [`DeviceGuard`]: wrap the device in a [`DeviceMutex`] and lock it.
+pub struct Device {
+    properties: DeviceProperties,
+    handle: DeviceHandle,
+}
+
+impl Device {
+    /// The number of CUDA devices this process sees (0 when there are none).
+    pub fn count() -> Result<usize, GpuError> {
+        Ok(ffi::device_count()?)
+    }
+
+    /// Opens the device with this ordinal.
+    pub fn open(ordinal: usize) -> Result<Device, GpuError> {
+        let count = Device::count()?;
+        if count == 0 {
+            return Err(GpuError::NoDevice);
+        }
+        if ordinal >= count {
+            return Err(GpuError::InvalidOrdinal { ordinal, count });
+        }
+        let handle = DeviceHandle(ffi::open_device(ordinal)?);
+        let device = handle.get();
+        let properties = DeviceProperties {
+            ordinal: device.ordinal(),
+            name: device.name().to_string_lossy().into_owned(),
+            sm_count: device.sm_count(),
+            total_memory: device.total_memory(),
+            compute_capability: (
+                device.compute_capability_major(),
+                device.compute_capability_minor(),
+            ),
+        };
+        Ok(Device { properties, handle })
+    }
+
+    /// Opens every device, in ordinal order.
+    pub fn all() -> Result<Vec<Device>, GpuError> {
+        (0..Device::count()?).map(Device::open).collect()
+    }
+
+    /// The properties read when the device was opened.
+    pub fn properties(&self) -> &DeviceProperties {
+        &self.properties
+    }
+
+    /// The CUDA ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.properties.ordinal
+    }
+
+    /// The device's name.
+    pub fn name(&self) -> &str {
+        &self.properties.name
+    }
+
+    /// Streaming multiprocessors.
+    pub fn sm_count(&self) -> u32 {
+        self.properties.sm_count
+    }
+
+    /// Global memory in bytes.
+    pub fn total_memory(&self) -> u64 {
+        self.properties.total_memory
+    }
+
+    /// Compute capability as (major, minor).
+    pub fn compute_capability(&self) -> (u32, u32) {
+        self.properties.compute_capability
+    }
+
+    /// Free global memory in bytes, queried now.
+    pub fn free_memory(&self) -> Result<u64, GpuError> {
+        Ok(self.handle.get().free_memory()?)
+    }
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device")
+            .field("properties", &self.properties)
+            .finish()
+    }
+}
+
+/// One device behind its own lock: the only way to launch work on it.
+///
+/// `Sync` through the mutex (a [`Device`] is `Send`), so one `DeviceMutex`
+/// per device can be shared by all threads.
+pub struct DeviceMutex {
+    properties: DeviceProperties,
+    device: Mutex<Device>,
+}
+
+impl DeviceMutex {
+    /// Puts a device behind its lock.
+    pub fn new(device: Device) -> DeviceMutex {
+        DeviceMutex {
+            properties: device.properties().clone(),
+            device: Mutex::new(device),
+        }
+    }
+
+    /// Opens every device, each behind its own lock, in ordinal order.
+    pub fn all() -> Result<Vec<DeviceMutex>, GpuError> {
+        Ok(Device::all()?.into_iter().map(DeviceMutex::new).collect())
+    }
+
+    /// The device's properties, readable without locking.
+    pub fn properties(&self) -> &DeviceProperties {
+        &self.properties
+    }
+
+    /// Waits for exclusive use of the device.
+    pub fn lock(&self) -> DeviceGuard<'_> {
+        DeviceGuard {
+            device: self.device.lock(),
+        }
+    }
+}
+
+impl std::fmt::Debug for DeviceMutex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceMutex")
+            .field("properties", &self.properties)
+            .finish()
+    }
+}
+
+/// Exclusive use of one device while it lives; every launch goes through it.
+pub struct DeviceGuard<'a> {
+    device: MutexGuard<'a, Device>,
+}
+
+impl DeviceGuard<'_> {
+    /// The locked device.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// `launches` times: a kernel writes the device's ordinal into device
+    /// memory and the host reads it back; checks the value, the current
+    /// device and the allocation's device each time.
+    pub fn write_ordinal_roundtrip(&mut self, launches: u32) -> Result<(), GpuError> {
+        Ok(ffi::write_ordinal_roundtrip(
+            self.device.handle.get(),
+            launches,
+        )?)
+    }
+
+    /// The same roundtrip from `threads` threads started on the C++ side,
+    /// each selecting the device itself; the first failure is returned.
+    pub fn threaded_ordinal_check(&mut self, threads: u32, launches: u32) -> Result<(), GpuError> {
+        Ok(ffi::threaded_ordinal_check(
+            self.device.handle.get(),
+            threads,
+            launches,
+        )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_failure_text_splits_into_call_and_message() {
+        let error = parse_native_error(
+            "CUDA call `cudaSetDevice(ordinal_)` failed with cudaErrorInvalidDevice: \
+             invalid device ordinal (cuda/device.cu:20)",
+        );
+        assert_eq!(
+            error,
+            GpuError::Cuda {
+                call: "cudaSetDevice(ordinal_)".into(),
+                message: "cudaErrorInvalidDevice: invalid device ordinal (cuda/device.cu:20)"
+                    .into(),
+            }
+        );
+    }
+
+    #[test]
+    fn other_exception_text_is_native() {
+        let error = parse_native_error("current device: expected 1, got 0");
+        assert_eq!(
+            error,
+            GpuError::Native("current device: expected 1, got 0".into())
+        );
+    }
+
+    #[test]
+    fn device_mutex_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        fn assert_send<T: Send>() {}
+        assert_send_sync::<DeviceMutex>();
+        assert_send::<Device>();
+    }
+}
