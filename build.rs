@@ -44,8 +44,11 @@ mod cuda {
             .include(&crate_include)
             .include(&cuda_include)
             .std("c++17")
-            .flag_if_supported("-O3")
+            .opt_level(3)
             .compile("groth16_gpu_bridge");
+
+        // cc compiles .cu files with $NVCC (default: the nvcc on PATH).
+        env::set_var("NVCC", &nvcc);
 
         // One library per .cu file: cc compiles several .cu files of one
         // build as relocatable device code, which nothing here needs.
@@ -58,11 +61,12 @@ mod cuda {
             build
                 .cuda(true)
                 .cudart("none") // linked below, statically, from our own lib64
-                .compiler(&nvcc)
                 .include(&crate_include)
                 .file(&source)
                 .flag("-std=c++17")
-                .flag("-O3");
+                // -O3 and no -G in every profile: device debug code is far slower.
+                .opt_level(3)
+                .debug(false);
             for gencode in GENCODE {
                 build.flag("-gencode").flag(gencode);
             }

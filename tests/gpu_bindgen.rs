@@ -14,7 +14,10 @@ fn generate_ffi_types(header: &Path) -> String {
         .header(header.to_str().expect("header path is UTF-8"))
         .allowlist_file(".*/groth16_gpu/ffi_types\\.h")
         // The crate's rust-version: no newer syntax (offset_of! is 1.77).
-        .rust_target(bindgen::RustTarget::stable(75, 0).unwrap_or_else(|_| unreachable!("1.75 is a bindgen target")))
+        .rust_target(
+            bindgen::RustTarget::stable(75, 0)
+                .unwrap_or_else(|_| unreachable!("1.75 is a bindgen target")),
+        )
         .constified_enum_module("g16_status")
         .derive_default(true)
         .derive_eq(true)

@@ -3,6 +3,7 @@
 //! and blstrs values read through them give back the same field elements.
 
 #[path = "../src/ffi_types.rs"]
+#[rustfmt::skip]
 #[allow(dead_code)]
 mod ffi_types;
 
@@ -70,7 +71,11 @@ fn scalar_bytes_are_montgomery_limbs_least_significant_first() {
     // One in Montgomery form is R = 2^256 mod r.
     let ours: g16_fr = reinterpret(&Scalar::ONE);
     let montgomery_r = Scalar::from(2u64).pow_vartime([256u64]).to_bytes_le();
-    let limb_bytes: Vec<u8> = ours.limbs.iter().flat_map(|limb| limb.to_le_bytes()).collect();
+    let limb_bytes: Vec<u8> = ours
+        .limbs
+        .iter()
+        .flat_map(|limb| limb.to_le_bytes())
+        .collect();
     assert_eq!(limb_bytes, montgomery_r);
 }
 
