@@ -22,6 +22,12 @@ pub enum Error {
     /// A pre-compiled circuit shape was used with a circuit of another shape.
     #[error("the circuit does not match the recorded shape: {0}")]
     ShapeMismatch(String),
+    /// The circuit panicked while synthesizing; the panic was caught.
+    #[error("circuit synthesis panicked: {0}")]
+    CircuitPanicked(String),
+    /// A saved circuit shape that does not decode to a well-formed shape.
+    #[error("malformed circuit shape file: {0}")]
+    MalformedShape(String),
     /// Circuits of one batch differ in shape, or batch arguments differ in length.
     #[error("invalid batch: {0}")]
     InvalidBatch(String),

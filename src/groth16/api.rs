@@ -71,3 +71,47 @@ pub fn create_random_proof_batch<C: Circuit<Scalar> + Send, R: RngCore>(
         .collect();
     create_proof_batch(circuits, key, r_s, s_s)
 }
+
+/// Proves each circuit on its own: a circuit whose synthesis fails, or
+/// panics, fails only its own entry; the others are proved. The outer error
+/// is for arguments that do not fit (lengths of `r_s`, `s_s`).
+pub fn create_proofs_isolated<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+    key: &ProvingKey,
+    r_s: Vec<Scalar>,
+    s_s: Vec<Scalar>,
+) -> Result<Vec<Result<Proof, Error>>, Error> {
+    if circuits.len() != r_s.len() || circuits.len() != s_s.len() {
+        return Err(Error::InvalidBatch(format!(
+            "{} circuits, {} r values, {} s values",
+            circuits.len(),
+            r_s.len(),
+            s_s.len()
+        )));
+    }
+    let assignments: Vec<Result<_, Error>> = circuits
+        .into_par_iter()
+        .map(synthesize_catching_panics)
+        .collect();
+    Ok(assignments
+        .into_iter()
+        .zip(r_s.into_iter().zip(s_s))
+        .map(|(assignment, (r, s))| prove(key, &assignment?, r, s))
+        .collect())
+}
+
+/// [`synthesize`], with a panic inside the circuit turned into an error.
+fn synthesize_catching_panics<C: Circuit<Scalar>>(
+    circuit: C,
+) -> Result<crate::synthesis::Assignment, Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| synthesize(circuit))).unwrap_or_else(
+        |payload| {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".into());
+            Err(Error::CircuitPanicked(message))
+        },
+    )
+}

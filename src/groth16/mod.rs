@@ -6,7 +6,10 @@ mod proof;
 mod prover;
 mod verifier;
 
-pub use api::{create_proof, create_proof_batch, create_random_proof, create_random_proof_batch};
+pub use api::{
+    create_proof, create_proof_batch, create_proofs_isolated, create_random_proof,
+    create_random_proof_batch,
+};
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{check_key_fits, prove, prove_batch, prove_timed, StageTimes};
 pub use verifier::{

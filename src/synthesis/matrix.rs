@@ -168,3 +168,75 @@ impl SparseMatrix {
         }
     }
 }
+
+/// Little-endian binary form, for [`CircuitShape`](super::CircuitShape) files.
+impl SparseMatrix {
+    pub(super) fn write_to<W: std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        for count in [self.num_rows(), self.columns.len(), self.constants.len()] {
+            w.write_all(&(count as u64).to_le_bytes())?;
+        }
+        for v in &self.row_starts {
+            w.write_all(&v.to_le_bytes())?;
+        }
+        for v in self.columns.iter().chain(&self.coefficients) {
+            w.write_all(&v.to_le_bytes())?;
+        }
+        for c in &self.constants {
+            w.write_all(c.to_repr().as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// Reads and validates a matrix whose columns must lie below the given
+    /// input and aux counts; `bytes` supplies exactly what is asked or fails.
+    pub(super) fn read_from(
+        bytes: &mut super::shape_file::ByteSource<'_>,
+        num_inputs: usize,
+        num_aux: usize,
+    ) -> Result<Self, String> {
+        let rows = bytes.count(8)?;
+        let entries = bytes.count(8 + 4 + 4)?;
+        let constants = bytes.count(32)?;
+        let row_starts = bytes.u64s(rows + 1)?;
+        let columns = bytes.u32s(entries)?;
+        let coefficients = bytes.u32s(entries)?;
+        if row_starts.first() != Some(&0)
+            || row_starts.last() != Some(&(entries as u64))
+            || row_starts.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err("row offsets are not increasing from 0 to the entry count".into());
+        }
+        for &c in &columns {
+            let (index, bound) = if c & AUX_FLAG != 0 {
+                ((c & !AUX_FLAG) as usize, num_aux)
+            } else {
+                (c as usize, num_inputs)
+            };
+            if index >= bound {
+                return Err(format!("column {index} out of range {bound}"));
+            }
+        }
+        if coefficients
+            .iter()
+            .any(|&k| k != UNIT && k as usize >= constants)
+        {
+            return Err("a coefficient names a missing constant".into());
+        }
+        let mut matrix = SparseMatrix {
+            row_starts,
+            columns,
+            coefficients,
+            ..SparseMatrix::default()
+        };
+        for _ in 0..constants {
+            let repr: [u8; 32] = bytes.take(32)?.try_into().expect("32 bytes");
+            let value: Scalar = Option::from(Scalar::from_repr(repr))
+                .ok_or("a constant is not a canonical scalar")?;
+            matrix
+                .constant_slots
+                .insert(repr, matrix.constants.len() as u32);
+            matrix.constants.push(value);
+        }
+        Ok(matrix)
+    }
+}

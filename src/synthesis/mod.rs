@@ -11,6 +11,7 @@ mod assignment;
 mod density;
 mod matrix;
 mod shape;
+mod shape_file;
 mod witness;
 
 pub use assignment::{Assignment, ProvingAssignment};

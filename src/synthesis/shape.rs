@@ -52,6 +52,36 @@ struct ShapeRecorder {
 }
 
 impl CircuitShape {
+    /// A shape from its matrices; the densities follow from their entries.
+    pub(super) fn from_matrices(
+        num_inputs: usize,
+        num_aux: usize,
+        [a, b, c]: [SparseMatrix; 3],
+    ) -> Self {
+        let mut a_aux_density = Density::with_len(num_aux);
+        let mut b_input_density = Density::with_len(num_inputs);
+        let mut b_aux_density = Density::with_len(num_aux);
+        a.for_each_entry(|_, column, _| {
+            if let Column::Aux(i) = column {
+                a_aux_density.mark(i);
+            }
+        });
+        b.for_each_entry(|_, column, _| match column {
+            Column::Input(i) => b_input_density.mark(i),
+            Column::Aux(i) => b_aux_density.mark(i),
+        });
+        Self {
+            num_inputs,
+            num_aux,
+            a,
+            b,
+            c,
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+        }
+    }
+
     /// Records the constraints of `circuit` (its witness values are not needed),
     /// with the constant one and the per-input constraints added as in bellperson.
     pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<Self, Error> {
@@ -99,20 +129,31 @@ impl CircuitShape {
     /// matrices. A circuit whose variable counts differ from the recorded shape
     /// is an error.
     pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<Assignment, Error> {
-        let mut witness = WitnessAssignment::default();
+        let mut witness = WitnessAssignment::counting();
         circuit.synthesize(&mut witness)?;
         self.assign(witness)
     }
 
     /// Evaluates A, B, C for a witness computed elsewhere.
     pub fn assign(&self, witness: WitnessAssignment) -> Result<Assignment, Error> {
-        if witness.input.len() != self.num_inputs || witness.aux.len() != self.num_aux {
+        // The per-input constraints are the shape's own, not the circuit's.
+        let circuit_constraints = self.num_constraints() - self.num_inputs;
+        let counts_match = witness.input.len() == self.num_inputs
+            && witness.aux.len() == self.num_aux
+            && witness
+                .constraints
+                .map_or(true, |n| n == circuit_constraints);
+        if !counts_match {
             return Err(Error::ShapeMismatch(format!(
-                "shape has {} inputs and {} aux variables, the circuit allocated {} and {}",
+                "shape has {} inputs, {} aux variables and {} constraints; the circuit made {}, {} and {}",
                 self.num_inputs,
                 self.num_aux,
+                circuit_constraints,
                 witness.input.len(),
-                witness.aux.len()
+                witness.aux.len(),
+                witness
+                    .constraints
+                    .map_or("an uncounted number".to_string(), |n| n.to_string()),
             )));
         }
         let (input, aux) = (&witness.input, &witness.aux);
@@ -161,28 +202,7 @@ impl ShapeRecorder {
     }
 
     fn finish(self) -> CircuitShape {
-        let mut a_aux_density = Density::with_len(self.num_aux);
-        let mut b_input_density = Density::with_len(self.num_inputs);
-        let mut b_aux_density = Density::with_len(self.num_aux);
-        self.a.for_each_entry(|_, column, _| {
-            if let Column::Aux(i) = column {
-                a_aux_density.mark(i);
-            }
-        });
-        self.b.for_each_entry(|_, column, _| match column {
-            Column::Input(i) => b_input_density.mark(i),
-            Column::Aux(i) => b_aux_density.mark(i),
-        });
-        CircuitShape {
-            num_inputs: self.num_inputs,
-            num_aux: self.num_aux,
-            a: self.a,
-            b: self.b,
-            c: self.c,
-            a_aux_density,
-            b_input_density,
-            b_aux_density,
-        }
+        CircuitShape::from_matrices(self.num_inputs, self.num_aux, [self.a, self.b, self.c])
     }
 }
 

@@ -11,6 +11,24 @@ pub struct WitnessAssignment {
     pub input: Vec<Scalar>,
     /// Auxiliary variables.
     pub aux: Vec<Scalar>,
+    /// Constraints enforced, when counted: a cheap check against a recorded
+    /// shape (`None` for witnesses built elsewhere).
+    pub constraints: Option<usize>,
+}
+
+impl WitnessAssignment {
+    /// Bulk witness generation skips `enforce`: the count no longer means anything.
+    fn skip_constraint_count(&mut self) {
+        self.constraints = None;
+    }
+
+    /// An empty witness (the constant one allocated) that counts constraints.
+    pub fn counting() -> Self {
+        Self {
+            constraints: Some(0),
+            ..Self::default()
+        }
+    }
 }
 
 impl Default for WitnessAssignment {
@@ -18,6 +36,7 @@ impl Default for WitnessAssignment {
         Self {
             input: vec![Scalar::ONE],
             aux: Vec::new(),
+            constraints: None,
         }
     }
 }
@@ -57,6 +76,9 @@ impl ConstraintSystem<Scalar> for WitnessAssignment {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
+        if let Some(n) = self.constraints.as_mut() {
+            *n += 1;
+        }
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)
@@ -77,6 +99,9 @@ impl ConstraintSystem<Scalar> for WitnessAssignment {
     }
 
     fn extend(&mut self, other: &Self) {
+        if let (Some(n), Some(m)) = (self.constraints.as_mut(), other.constraints) {
+            *n += m;
+        }
         self.input
             .extend_from_slice(other.input.get(1..).unwrap_or(&[]));
         self.aux.extend_from_slice(&other.aux);
@@ -87,14 +112,17 @@ impl ConstraintSystem<Scalar> for WitnessAssignment {
     }
 
     fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.skip_constraint_count();
         self.input.extend_from_slice(new_inputs);
     }
 
     fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        self.skip_constraint_count();
         self.aux.extend_from_slice(new_aux);
     }
 
     fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        self.skip_constraint_count();
         let aux_start = self.aux.len();
         let input_start = self.input.len();
         self.aux.resize(aux_start + aux_n, Scalar::ZERO);
@@ -103,12 +131,14 @@ impl ConstraintSystem<Scalar> for WitnessAssignment {
     }
 
     fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        self.skip_constraint_count();
         let start = self.input.len();
         self.input.resize(start + n, Scalar::ZERO);
         &mut self.input[start..]
     }
 
     fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        self.skip_constraint_count();
         let start = self.aux.len();
         self.aux.resize(start + n, Scalar::ZERO);
         &mut self.aux[start..]

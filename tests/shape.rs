@@ -1,0 +1,123 @@
+//! Recorded circuit shapes: saved and loaded exactly, validated on load,
+//! checked against the circuit they are used with.
+
+#[path = "common/circuits.rs"]
+mod circuits;
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use circuits::*;
+use ff::Field;
+use groth16_gpu::synthesis::{synthesize, CircuitShape};
+use groth16_gpu::Error;
+use rand_core::OsRng;
+
+fn saved(shape: &CircuitShape) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    shape.write(&mut bytes).unwrap();
+    bytes
+}
+
+#[test]
+fn a_saved_shape_loads_back_equal_and_proves_the_same() {
+    let circuit = ManyInputs {
+        values: random_scalars(4, &mut OsRng),
+    };
+    let shape = CircuitShape::record(ManyInputs {
+        values: vec![None; 4],
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.shape");
+    shape.write_file(&path).unwrap();
+    let loaded = CircuitShape::read_file(&path).unwrap();
+    assert_eq!(loaded, shape);
+    assert_eq!(
+        loaded.synthesize(circuit.clone()).unwrap(),
+        synthesize(circuit).unwrap()
+    );
+}
+
+#[test]
+fn every_truncation_and_trailing_byte_is_refused() {
+    let shape = CircuitShape::record(FieldHeavy {
+        steps: 20,
+        start: None,
+    })
+    .unwrap();
+    let bytes = saved(&shape);
+    for cut in 0..bytes.len() {
+        assert!(
+            matches!(
+                CircuitShape::from_bytes(&bytes[..cut]),
+                Err(Error::MalformedShape(_))
+            ),
+            "cut at {cut}"
+        );
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(
+        CircuitShape::from_bytes(&longer),
+        Err(Error::MalformedShape(_))
+    ));
+}
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    let shape = CircuitShape::record(ManyInputs {
+        values: vec![None; 3],
+    })
+    .unwrap();
+    let bytes = saved(&shape);
+    let mut refused = 0;
+    for i in 0..bytes.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = bytes.clone();
+            bad[i] ^= flip;
+            match CircuitShape::from_bytes(&bad) {
+                Err(Error::MalformedShape(_)) => refused += 1,
+                Err(e) => panic!("unexpected error kind {e}"),
+                // Some flips land in a coefficient's value and stay well-formed.
+                Ok(_) => {}
+            }
+        }
+    }
+    assert!(refused > bytes.len(), "most corruptions must be refused");
+}
+
+/// Same variables as FieldHeavy, one constraint fewer.
+#[derive(Clone)]
+struct OneConstraintShort(FieldHeavy);
+
+impl Circuit<Scalar> for OneConstraintShort {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let mut inner = cs.namespace(|| "inner");
+        let x = inner.alloc(
+            || "x",
+            || self.0.start.ok_or(SynthesisError::AssignmentMissing),
+        )?;
+        for i in 1..self.0.steps {
+            let x2 = inner.alloc(|| format!("x{i}"), || Ok(Scalar::ONE))?;
+            inner.enforce(|| format!("s{i}"), |lc| lc + x, |lc| lc + x, |lc| lc + x2);
+        }
+        inner.alloc_input(|| "out", || Ok(Scalar::ONE))?;
+        Ok(())
+    }
+}
+
+#[test]
+fn a_circuit_with_other_constraints_is_refused() {
+    let shape = CircuitShape::record(FieldHeavy {
+        steps: 10,
+        start: None,
+    })
+    .unwrap();
+    let short = OneConstraintShort(FieldHeavy {
+        steps: 10,
+        start: Some(Scalar::ONE),
+    });
+    let err = shape.synthesize(short).unwrap_err();
+    assert!(matches!(err, Error::ShapeMismatch(_)), "{err}");
+    assert!(err.to_string().contains("constraints"));
+}
