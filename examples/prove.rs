@@ -4,10 +4,12 @@
 //!
 //! ```text
 //! cargo run --release --example prove -- [--size N] [--proofs K]
-//!     [--params FILE] [--circuit sha256|field]
+//!     [--params FILE] [--shape FILE] [--circuit sha256|field]
 //! ```
 //! `--size N` aims at 2^N constraints (sha256 needs N >= 15); `--params FILE`
-//! loads the key from FILE if it exists, else generates it and saves it there.
+//! loads the key from FILE if it exists, else generates it and saves it there;
+//! `--shape FILE` does the same for the recorded constraint matrices (a loaded
+//! shape is checked against the circuit when it synthesizes).
 
 #[path = "../tests/common/circuits.rs"]
 mod circuits;
@@ -30,6 +32,7 @@ struct Options {
     size: u32,
     proofs: usize,
     params: Option<PathBuf>,
+    shape: Option<PathBuf>,
     circuit: String,
 }
 
@@ -38,6 +41,7 @@ fn parse_options() -> Result<Options, String> {
         size: 16,
         proofs: 1,
         params: None,
+        shape: None,
         circuit: "sha256".into(),
     };
     let mut args = std::env::args().skip(1);
@@ -49,6 +53,7 @@ fn parse_options() -> Result<Options, String> {
                 options.proofs = value()?.parse().map_err(|e| format!("--proofs: {e}"))?
             }
             "--params" => options.params = Some(PathBuf::from(value()?)),
+            "--shape" => options.shape = Some(PathBuf::from(value()?)),
             "--circuit" => options.circuit = value()?,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown option {other}")),
@@ -155,7 +160,7 @@ fn main() {
     let options = match parse_options() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--circuit sha256|field]");
+            eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--shape FILE] [--circuit sha256|field]");
             std::process::exit(2);
         }
     };
@@ -172,7 +177,15 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     );
     let job = Job::for_size(&options.circuit, options.size)?;
     let start = Instant::now();
-    let shape = job.record()?;
+    let shape = match &options.shape {
+        Some(path) if path.exists() => CircuitShape::read_file(path)?,
+        Some(path) => {
+            let shape = job.record()?;
+            shape.write_file(path)?;
+            shape
+        }
+        None => job.record()?,
+    };
     let record_time = start.elapsed();
     println!(
         "circuit: {}, {} constraints (domain 2^{}), {} public inputs, {} aux variables",
@@ -232,7 +245,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         options.proofs
     );
     for (name, t) in [
-        ("record shape", record_time),
+        ("record or load shape", record_time),
         ("parameters", key_time),
         ("synthesis (witness + A/B/C)", synthesis_time),
         ("  H polynomial (NTTs)", stages.h_polynomial),

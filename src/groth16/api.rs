@@ -7,6 +7,7 @@ use ff::Field;
 use rand_core::RngCore;
 use rayon::prelude::*;
 
+use super::prover::check_batch_lengths;
 use super::{prove, prove_batch, Proof};
 use crate::params::ProvingKey;
 use crate::synthesis::synthesize;
@@ -41,14 +42,7 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     r_s: Vec<Scalar>,
     s_s: Vec<Scalar>,
 ) -> Result<Vec<Proof>, Error> {
-    if circuits.len() != r_s.len() || circuits.len() != s_s.len() {
-        return Err(Error::InvalidBatch(format!(
-            "{} circuits, {} r values, {} s values",
-            circuits.len(),
-            r_s.len(),
-            s_s.len()
-        )));
-    }
+    check_batch_lengths(circuits.len(), r_s.len(), s_s.len())?;
     let assignments = circuits
         .into_par_iter()
         .map(synthesize)
@@ -81,14 +75,7 @@ pub fn create_proofs_isolated<C: Circuit<Scalar> + Send>(
     r_s: Vec<Scalar>,
     s_s: Vec<Scalar>,
 ) -> Result<Vec<Result<Proof, Error>>, Error> {
-    if circuits.len() != r_s.len() || circuits.len() != s_s.len() {
-        return Err(Error::InvalidBatch(format!(
-            "{} circuits, {} r values, {} s values",
-            circuits.len(),
-            r_s.len(),
-            s_s.len()
-        )));
-    }
+    check_batch_lengths(circuits.len(), r_s.len(), s_s.len())?;
     let assignments: Vec<Result<_, Error>> = circuits
         .into_par_iter()
         .map(synthesize_catching_panics)

@@ -143,14 +143,7 @@ pub fn prove_batch(
     r_s: &[Scalar],
     s_s: &[Scalar],
 ) -> Result<Vec<Proof>, Error> {
-    if assignments.len() != r_s.len() || assignments.len() != s_s.len() {
-        return Err(Error::InvalidBatch(format!(
-            "{} circuits, {} r values, {} s values",
-            assignments.len(),
-            r_s.len(),
-            s_s.len()
-        )));
-    }
+    check_batch_lengths(assignments.len(), r_s.len(), s_s.len())?;
     // Each proof's MSMs already use every core; proving the batch in
     // parallel too would only add memory.
     assignments
@@ -158,4 +151,15 @@ pub fn prove_batch(
         .zip(r_s.iter().zip(s_s))
         .map(|(assignment, (r, s))| prove(key, assignment, *r, *s))
         .collect()
+}
+
+/// One `r` and one `s` per circuit.
+pub(crate) fn check_batch_lengths(circuits: usize, r: usize, s: usize) -> Result<(), Error> {
+    if circuits == r && circuits == s {
+        Ok(())
+    } else {
+        Err(Error::InvalidBatch(format!(
+            "{circuits} circuits, {r} r values, {s} s values"
+        )))
+    }
 }
