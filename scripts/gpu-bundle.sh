@@ -37,6 +37,10 @@ for line in sys.stdin:
         message = json.loads(line)
     except ValueError:
         continue
+    if message.get("reason") == "compiler-message":
+        # JSON output hides diagnostics: show them as cargo would.
+        sys.stderr.write(message["message"].get("rendered") or "")
+        continue
     if message.get("reason") != "compiler-artifact" or not message.get("executable"):
         continue
     target = message["target"]
