@@ -28,9 +28,10 @@ fi
 
 # Every executable cargo builds for the test run of all targets, as
 # "kind name path" lines (kind: tests, examples or benches).
-artifacts="$(
-  cargo test --features cuda --release --all-targets --no-run --message-format=json |
-    python3 -c '
+# Prints "kind name path" for each executable in cargo's JSON on stdin
+# (kind: tests, examples or benches); shows compiler diagnostics on stderr.
+executables_from_json() {
+  python3 -c '
 import json, sys
 for line in sys.stdin:
     try:
@@ -43,20 +44,33 @@ for line in sys.stdin:
         continue
     if message.get("reason") != "compiler-artifact" or not message.get("executable"):
         continue
-    target = message["target"]
+    target, test_mode = message["target"], message["profile"]["test"]
     kinds = target["kind"]
     if "example" in kinds:
+        # `cargo test --all-targets` builds examples as test harnesses,
+        # which reject the examples own arguments: keep the real ones.
+        if test_mode:
+            continue
         kind, name = "examples", target["name"]
     elif "bench" in kinds:
         kind, name = "benches", target["name"]
     elif "test" in kinds:
         kind, name = "tests", target["name"]
-    elif message["profile"]["test"]:
+    elif test_mode:
         kind, name = "tests", "unit_" + target["name"].replace("-", "_")
     else:
         continue
     print(kind, name, message["executable"])
 '
+}
+
+# Every test and bench executable of the test build of all targets, then the
+# examples as plain programs.
+artifacts="$(
+  cargo test --features cuda --release --all-targets --no-run --message-format=json |
+    executables_from_json
+  cargo build --features cuda --release --examples --message-format=json |
+    executables_from_json
 )"
 [[ -n "$artifacts" ]] || { echo "gpu-bundle: cargo built no executables" >&2; exit 1; }
 
