@@ -38,4 +38,84 @@ pub(crate) mod ffi {
         /// The same roundtrip from `threads` threads started on the C++ side.
         fn threaded_ordinal_check(device: &GpuDevice, threads: u32, launches: u32) -> Result<()>;
     }
+
+    // ---- Multi-scalar multiplication and batch addition (issue 9) ----
+    // include/groth16_gpu/msm.h, cuda/msm/; safe wrappers in
+    // src/backend/cuda/. Pointers carry blstrs slices as u64 words; each
+    // function's wrapper checks the lengths before the call.
+    unsafe extern "C++" {
+        include!("groth16_gpu/msm.h");
+
+        /// Affine bases resident on one device, freed there on drop.
+        type MsmBases;
+        /// Device memory held until drop (tests: a device short of memory).
+        type DeviceReservation;
+
+        /// Number of resident points.
+        fn len(self: &MsmBases) -> usize;
+        /// Whether the points are G2.
+        fn is_g2(self: &MsmBases) -> bool;
+        /// The CUDA ordinal of the device that holds them.
+        #[cxx_name = "ordinal"]
+        fn bases_ordinal(self: &MsmBases) -> usize;
+        /// Bytes held.
+        fn bytes(self: &DeviceReservation) -> u64;
+
+        /// Copies `len` affine points (12 or 24 words each) to the device.
+        unsafe fn upload_msm_bases(
+            device: &GpuDevice,
+            g2: bool,
+            words: *const u64,
+            len: usize,
+        ) -> Result<UniquePtr<MsmBases>>;
+        /// Per-window sums (Jacobian) of Σ scalars[i] bases[i] over the first
+        /// `n` bases; returns the window bits.
+        unsafe fn msm_windows(
+            device: &GpuDevice,
+            bases: &MsmBases,
+            scalars: *const u64,
+            n: usize,
+            out: *mut u64,
+            out_words: usize,
+            device_ms: *mut f32,
+        ) -> Result<u32>;
+        /// Σ of the first `n` bases whose bitmap bit is set (Jacobian).
+        unsafe fn batch_add(
+            device: &GpuDevice,
+            bases: &MsmBases,
+            bitmap: *const u64,
+            n: usize,
+            out: *mut u64,
+            out_words: usize,
+            device_ms: *mut f32,
+        ) -> Result<()>;
+        /// Holds `bytes` of device memory until dropped.
+        fn reserve_device_memory(
+            device: &GpuDevice,
+            bytes: u64,
+        ) -> Result<UniquePtr<DeviceReservation>>;
+
+        /// msm_windows on the CPU alone (no GPU), `window_bits` 0 = auto.
+        unsafe fn host_msm_windows(
+            g2: bool,
+            bases: *const u64,
+            scalars: *const u64,
+            n: usize,
+            window_bits: u32,
+            out: *mut u64,
+            out_words: usize,
+        ) -> Result<u32>;
+        /// batch_add on the CPU alone.
+        unsafe fn host_batch_add(
+            g2: bool,
+            bases: *const u64,
+            bitmap: *const u64,
+            n: usize,
+            out: *mut u64,
+            out_words: usize,
+        ) -> Result<()>;
+        /// One field operation on the CPU (see msm.h for the op codes).
+        unsafe fn host_field_op(op: u32, a: *const u64, b: *const u64, out: *mut u64)
+            -> Result<()>;
+    }
 }

@@ -231,6 +231,11 @@ impl DeviceGuard<'_> {
         &self.device
     }
 
+    /// The C++ handle, for the CUDA backend's launches (src/backend/cuda).
+    pub(crate) fn ffi_device(&self) -> &ffi::GpuDevice {
+        self.device.handle.get()
+    }
+
     /// `launches` times: a kernel writes the device's ordinal into device
     /// memory and the host reads it back; checks the value, the current
     /// device and the allocation's device each time.

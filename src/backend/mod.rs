@@ -2,3 +2,5 @@
 //! CUDA prover. Both compute the same values; the CPU is the reference.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;

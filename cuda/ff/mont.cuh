@@ -1,0 +1,115 @@
+// A prime field in Montgomery form over N 32-bit limbs, least significant
+// first: exactly blst's layout of its u64 limbs on a little-endian machine,
+// so blstrs values cross to the device as bytes, without conversion.
+//
+// `P` supplies the constants as constexpr functions (device code cannot read
+// host arrays): N, modulus(i), m0() = -modulus^-1 mod 2^32, one(i) = R mod p.
+#pragma once
+
+#include "common.cuh"
+
+namespace groth16_gpu {
+namespace ff {
+
+template <class P>
+struct MontField {
+  static constexpr int N = P::N;
+  uint32_t l[N];
+
+  G16_FIELD static MontField zero() {
+    MontField r;
+    G16_UNROLL for (int i = 0; i < N; i++) r.l[i] = 0;
+    return r;
+  }
+
+  /// 1 in Montgomery form (R mod p).
+  G16_FIELD static MontField one() {
+    MontField r;
+    G16_UNROLL for (int i = 0; i < N; i++) r.l[i] = P::one(i);
+    return r;
+  }
+
+  G16_FIELD bool is_zero() const {
+    uint32_t acc = 0;
+    G16_UNROLL for (int i = 0; i < N; i++) acc |= l[i];
+    return acc == 0;
+  }
+
+  G16_FIELD bool operator==(const MontField& o) const {
+    uint32_t acc = 0;
+    G16_UNROLL for (int i = 0; i < N; i++) acc |= l[i] ^ o.l[i];
+    return acc == 0;
+  }
+
+  /// Subtracts p once when the value (with `high` as limb N) is >= p.
+  G16_FIELD void reduce_once(uint32_t high) {
+    uint32_t t[N];
+    uint32_t borrow = 0;
+    G16_UNROLL for (int i = 0; i < N; i++) t[i] = sub_borrow(l[i], P::modulus(i), borrow);
+    // Keep t when no borrow out of the N+1-limb subtraction.
+    bool take = high != 0 || borrow == 0;
+    G16_UNROLL for (int i = 0; i < N; i++) l[i] = take ? t[i] : l[i];
+  }
+
+  G16_FIELD MontField operator+(const MontField& b) const {
+    MontField r;
+    uint32_t carry = 0;
+    G16_UNROLL for (int i = 0; i < N; i++) r.l[i] = add_carry(l[i], b.l[i], carry);
+    r.reduce_once(carry);
+    return r;
+  }
+
+  G16_FIELD MontField operator-(const MontField& b) const {
+    MontField r;
+    uint32_t borrow = 0;
+    G16_UNROLL for (int i = 0; i < N; i++) r.l[i] = sub_borrow(l[i], b.l[i], borrow);
+    // On underflow add p back; the mask avoids a branch.
+    uint32_t mask = 0u - borrow;
+    uint32_t carry = 0;
+    G16_UNROLL for (int i = 0; i < N; i++) r.l[i] = add_carry(r.l[i], P::modulus(i) & mask, carry);
+    return r;
+  }
+
+  G16_FIELD MontField operator-() const { return zero() - *this; }
+
+  G16_FIELD MontField dbl() const { return *this + *this; }
+
+  /// CIOS Montgomery multiplication: a * b * 2^(-32 N) mod p.
+  G16_FIELD MontField operator*(const MontField& b) const {
+    uint32_t t[N + 2];
+    G16_UNROLL for (int i = 0; i < N + 2; i++) t[i] = 0;
+    G16_UNROLL for (int i = 0; i < N; i++) {
+      uint32_t carry = 0;
+      G16_UNROLL for (int j = 0; j < N; j++) t[j] = mul_add(l[j], b.l[i], t[j], carry);
+      uint32_t c2 = 0;
+      t[N] = add_carry(t[N], carry, c2);
+      t[N + 1] = c2;
+      uint32_t m = t[0] * P::m0();
+      carry = 0;
+      mul_add(m, P::modulus(0), t[0], carry);  // low word is 0 by choice of m
+      G16_UNROLL for (int j = 1; j < N; j++) t[j - 1] = mul_add(m, P::modulus(j), t[j], carry);
+      c2 = 0;
+      t[N - 1] = add_carry(t[N], carry, c2);
+      t[N] = t[N + 1] + c2;
+    }
+    MontField r;
+    G16_UNROLL for (int i = 0; i < N; i++) r.l[i] = t[i];
+    r.reduce_once(t[N]);
+    return r;
+  }
+
+  G16_FIELD MontField sqr() const { return *this * *this; }
+
+  /// Out of Montgomery form: the canonical integer (a Montgomery
+  /// multiplication by 1). Any N-limb input x (even x >= p) gives
+  /// x * R^-1 mod p, fully reduced: REDC of x < p R is < 2p before the last
+  /// subtraction.
+  G16_FIELD MontField from_montgomery() const {
+    MontField one_int = zero();
+    one_int.l[0] = 1;
+    return *this * one_int;
+  }
+};
+
+}  // namespace ff
+}  // namespace groth16_gpu

@@ -1,0 +1,20 @@
+// The per-curve GPU entry points that msm_api.cu dispatches to (one
+// translation unit per curve keeps each nvcc run small).
+#pragma once
+
+#include "groth16_gpu/msm.h"
+
+namespace groth16_gpu {
+namespace msm {
+
+uint32_t device_msm_g1(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
+                       size_t n, uint64_t* out, size_t out_words, float* device_ms);
+uint32_t device_msm_g2(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
+                       size_t n, uint64_t* out, size_t out_words, float* device_ms);
+void device_batch_add_g1(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,
+                         size_t n, uint64_t* out, size_t out_words, float* device_ms);
+void device_batch_add_g2(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,
+                         size_t n, uint64_t* out, size_t out_words, float* device_ms);
+
+}  // namespace msm
+}  // namespace groth16_gpu

@@ -1,0 +1,295 @@
+// The GPU MSM and batch addition for one curve (F = Fp for G1, Fp2 for G2).
+// Included once per curve by msm_g1.cu / msm_g2.cu.
+//
+// Per chunk of points: scalars -> entries (kernel) -> radix sort by bucket
+// (cub) -> per-bucket task levels until each bucket is one sum -> window
+// segments -> per-window sums; the window sums of all chunks are added on
+// the host. A chunk is as large as free device memory allows: when the
+// scratch allocation fails the chunk is halved, and below kMinChunk points
+// the call throws (device left usable).
+#pragma once
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "groth16_gpu/cuda_check.h"
+#include "groth16_gpu/msm.h"
+#include "kernels.cuh"
+#include "layout.cuh"
+#include "scoped.cuh"
+
+namespace groth16_gpu {
+namespace msm {
+
+/// Items per task at each bucket level.
+constexpr uint32_t kDevicePerTask = 32;
+/// Buckets per window segment.
+constexpr uint32_t kDeviceSegment = 32;
+/// Items per thread in the row reductions.
+constexpr uint32_t kReduceGroup = 32;
+/// Smallest chunk worth running; below it the call reports out-of-memory.
+constexpr size_t kMinChunk = 1 << 12;
+
+/// Carves one allocation into aligned buffers.
+struct Carver {
+  char* base;
+  size_t used = 0;
+  template <class T>
+  T* take(size_t count) {
+    used = (used + 255) & ~size_t(255);
+    T* p = reinterpret_cast<T*>(base ? base + used : nullptr);
+    used += count * sizeof(T);
+    return p;
+  }
+};
+
+/// Scratch of one chunk of `nc` points.
+template <class F>
+struct ChunkScratch {
+  ff::Fr* scalars;
+  uint32_t *keys[2], *values[2];
+  uint32_t *counts[2], *offsets[2];
+  Task* tasks;
+  ec::Xyzz<F> *parts[2], *buckets;
+  void* cub_temp;
+  size_t cub_bytes;
+
+  /// Lays the buffers out from `base` (nullptr: only measures); returns bytes.
+  size_t layout(char* base, size_t nc, Geometry g, cudaStream_t stream) {
+    size_t m = nc * g.windows;
+    size_t nb = g.total_buckets();
+    size_t max_tasks = m / kDevicePerTask + nb + 1;
+    Carver carve{base};
+    scalars = carve.take<ff::Fr>(nc);
+    for (int i = 0; i < 2; i++) {
+      keys[i] = carve.take<uint32_t>(m);
+      values[i] = carve.take<uint32_t>(m);
+      counts[i] = carve.take<uint32_t>(nb + 1);
+      offsets[i] = carve.take<uint32_t>(nb + 1);
+      parts[i] = carve.take<ec::Xyzz<F>>(max_tasks);
+    }
+    tasks = carve.take<Task>(max_tasks);
+    buckets = carve.take<ec::Xyzz<F>>(nb);
+    size_t sort_bytes = 0, scan_bytes = 0;
+    cub::DoubleBuffer<uint32_t> k(keys[0], keys[1]), v(values[0], values[1]);
+    G16_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, k, v,
+                                                   static_cast<int>(m), 0, 32, stream));
+    G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts[0], offsets[0],
+                                                 static_cast<int>(nb), stream));
+    cub_bytes = std::max(sort_bytes, scan_bytes);
+    cub_temp = carve.take<char>(cub_bytes);
+    return carve.used + 256;
+  }
+};
+
+/// Bits of the largest key (the sentinel W B).
+inline int key_bits(Geometry g) {
+  int bits = 1;
+  while ((uint64_t(1) << bits) <= g.sentinel()) bits++;
+  return bits;
+}
+
+/// Sums `rows` rows of `row_len` items in `a` down to one item per row, in
+/// groups; ping-pongs between a and b. Returns the buffer with the result.
+template <class F>
+ec::Xyzz<F>* reduce_rows(ec::Xyzz<F>* a, ec::Xyzz<F>* b, uint32_t rows, uint32_t row_len,
+                         cudaStream_t stream) {
+  while (row_len > 1) {
+    uint32_t per_row = (row_len + kReduceGroup - 1) / kReduceGroup;
+    reduce_rows_kernel<F><<<grid_for(size_t(rows) * per_row), kBlock, 0, stream>>>(
+        a, rows, row_len, kReduceGroup, b);
+    G16_CUDA_CHECK(cudaGetLastError());
+    std::swap(a, b);
+    row_len = per_row;
+  }
+  return a;
+}
+
+/// One chunk: adds its window sums into `acc` (host, W entries).
+template <class F>
+void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, size_t nc, Geometry g,
+               ChunkScratch<F>& s, cudaStream_t stream, std::vector<ec::Xyzz<F>>& acc) {
+  using Xyzz = ec::Xyzz<F>;
+  uint32_t n32 = static_cast<uint32_t>(nc);
+  uint32_t nb = g.total_buckets();
+  size_t m = nc * g.windows;
+  G16_CUDA_CHECK(cudaMemcpyAsync(s.scalars, scalars, nc * sizeof(ff::Fr),
+                                 cudaMemcpyHostToDevice, stream));
+  G16_CUDA_CHECK(cudaMemsetAsync(s.counts[0], 0, (nb + 1) * sizeof(uint32_t), stream));
+  entries_kernel<<<grid_for(nc), kBlock, 0, stream>>>(s.scalars, n32, g, s.keys[0],
+                                                      s.values[0], s.counts[0]);
+  G16_CUDA_CHECK(cudaGetLastError());
+  cub::DoubleBuffer<uint32_t> k(s.keys[0], s.keys[1]), v(s.values[0], s.values[1]);
+  size_t temp = s.cub_bytes;
+  G16_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(s.cub_temp, temp, k, v, static_cast<int>(m),
+                                                 0, key_bits(g), stream));
+  const uint32_t* sorted = v.Current();
+  temp = s.cub_bytes;
+  G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, temp, s.counts[0], s.offsets[0],
+                                               static_cast<int>(nb), stream));
+
+  // Task levels until every bucket holds at most one partial sum.
+  int cur = 0;
+  Xyzz* parts = nullptr;
+  uint64_t max_count = nc;
+  for (bool first = true; first || max_count > 1; first = false) {
+    int nxt = 1 - cur;
+    task_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.counts[cur], nb, kDevicePerTask,
+                                                           s.counts[nxt]);
+    G16_CUDA_CHECK(cudaGetLastError());
+    temp = s.cub_bytes;
+    G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, temp, s.counts[nxt],
+                                                 s.offsets[nxt], static_cast<int>(nb), stream));
+    uint32_t last[2];
+    G16_CUDA_CHECK(cudaMemcpyAsync(&last[0], s.offsets[nxt] + nb - 1, 4,
+                                   cudaMemcpyDeviceToHost, stream));
+    G16_CUDA_CHECK(cudaMemcpyAsync(&last[1], s.counts[nxt] + nb - 1, 4,
+                                   cudaMemcpyDeviceToHost, stream));
+    tasks_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.offsets[cur], s.counts[cur],
+                                                      s.offsets[nxt], nb, kDevicePerTask,
+                                                      s.tasks);
+    G16_CUDA_CHECK(cudaGetLastError());
+    G16_CUDA_CHECK(cudaStreamSynchronize(stream));
+    uint32_t ntasks = last[0] + last[1];
+    Xyzz* out = first ? s.parts[0] : (parts == s.parts[0] ? s.parts[1] : s.parts[0]);
+    if (ntasks > 0) {
+      if (first) {
+        sum_entries_kernel<F><<<grid_for(ntasks), kBlock, 0, stream>>>(bases, sorted, s.tasks,
+                                                                       ntasks, out);
+      } else {
+        sum_tasks_kernel<F><<<grid_for(ntasks), kBlock, 0, stream>>>(parts, s.tasks, ntasks,
+                                                                     out);
+      }
+      G16_CUDA_CHECK(cudaGetLastError());
+    }
+    parts = out;
+    cur = nxt;
+    max_count = (max_count + kDevicePerTask - 1) / kDevicePerTask;
+  }
+  gather_buckets_kernel<F><<<grid_for(nb), kBlock, 0, stream>>>(parts, s.counts[cur],
+                                                                s.offsets[cur], nb, s.buckets);
+  G16_CUDA_CHECK(cudaGetLastError());
+
+  // Window reduction: segments, then each window's row of segments.
+  uint32_t seg_len = std::min(g.buckets, kDeviceSegment);
+  uint32_t segs = g.buckets / seg_len;
+  window_segments_kernel<F><<<grid_for(size_t(g.windows) * segs), kBlock, 0, stream>>>(
+      s.buckets, g, seg_len, s.parts[0]);
+  G16_CUDA_CHECK(cudaGetLastError());
+  Xyzz* windows = reduce_rows<F>(s.parts[0], s.parts[1], g.windows, segs, stream);
+  std::vector<Xyzz> host(g.windows);
+  G16_CUDA_CHECK(cudaMemcpyAsync(host.data(), windows, g.windows * sizeof(Xyzz),
+                                 cudaMemcpyDeviceToHost, stream));
+  G16_CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (uint32_t w = 0; w < g.windows; w++) acc[w] = acc[w] + host[w];
+}
+
+/// Checks that `bases` lives on `device`, holds the curve F and >= n points,
+/// and selects the device.
+template <class F>
+const ec::Affine<F>* checked_bases(const GpuDevice& device, const MsmBases& bases, size_t n) {
+  constexpr bool g2 = sizeof(F) == sizeof(ff::Fp2);
+  if (bases.ordinal() != device.ordinal()) {
+    throw std::invalid_argument("MSM bases live on device " + std::to_string(bases.ordinal()) +
+                                ", not on device " + std::to_string(device.ordinal()));
+  }
+  if (bases.is_g2() != g2) throw std::invalid_argument("MSM bases are of the other group");
+  if (n > bases.len()) {
+    throw std::invalid_argument("MSM of " + std::to_string(n) + " points over " +
+                                std::to_string(bases.len()) + " resident bases");
+  }
+  if (n >= (size_t(1) << 31)) throw std::invalid_argument("MSM of 2^31 or more points");
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  return static_cast<const ec::Affine<F>*>(bases.points());
+}
+
+template <class F>
+uint32_t device_msm(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
+                    size_t n, uint64_t* out, size_t out_words, float* device_ms) {
+  const ec::Affine<F>* points = checked_bases<F>(device, bases, n);
+  uint32_t c = choose_window_bits(n);
+  Geometry g = Geometry::of(c);
+  std::vector<ec::Xyzz<F>> acc(g.windows, ec::Xyzz<F>::identity());
+  ScopedStream stream;
+  ScopedEvent start, stop;
+  G16_CUDA_CHECK(cudaEventRecord(start.event, stream.stream));
+
+  size_t chunk = n;
+  size_t free_bytes = 0, total_bytes = 0;
+  G16_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  ChunkScratch<F> scratch{};
+  // Shrink the chunk to what free memory (less a margin) can hold...
+  while (chunk > kMinChunk && scratch.layout(nullptr, chunk, g, stream.stream) >
+                                  free_bytes / 10 * 9) {
+    chunk = (chunk + 1) / 2;
+  }
+  ScopedDeviceMemory memory;
+  // ...then halve it further while the allocation itself fails.
+  for (;;) {
+    size_t bytes = scratch.layout(nullptr, std::max<size_t>(chunk, 1), g, stream.stream);
+    if (memory.allocate(bytes, stream.stream)) break;
+    if (chunk <= kMinChunk) {
+      throw std::runtime_error("out of device memory: an MSM needs " + std::to_string(bytes) +
+                               " bytes of scratch even in chunks of " + std::to_string(chunk) +
+                               " points");
+    }
+    chunk = (chunk + 1) / 2;
+  }
+  scratch.layout(static_cast<char*>(memory.ptr), std::max<size_t>(chunk, 1), g, stream.stream);
+  for (size_t offset = 0; offset < n; offset += chunk) {
+    size_t nc = std::min(chunk, n - offset);
+    run_chunk<F>(points + offset, scalars + offset * 4, nc, g, scratch, stream.stream, acc);
+  }
+  G16_CUDA_CHECK(cudaEventRecord(stop.event, stream.stream));
+  G16_CUDA_CHECK(cudaEventSynchronize(stop.event));
+  if (device_ms) G16_CUDA_CHECK(cudaEventElapsedTime(device_ms, start.event, stop.event));
+  write_windows(acc.data(), g.windows, out, out_words);
+  return c;
+}
+
+template <class F>
+void device_batch_add(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,
+                      size_t n, uint64_t* out, size_t out_words, float* device_ms) {
+  using Xyzz = ec::Xyzz<F>;
+  const ec::Affine<F>* points = checked_bases<F>(device, bases, n);
+  Xyzz total = Xyzz::identity();
+  ScopedStream stream;
+  ScopedEvent start, stop;
+  G16_CUDA_CHECK(cudaEventRecord(start.event, stream.stream));
+  if (n > 0) {
+    size_t words = (n + 63) / 64;
+    Carver carve{nullptr};
+    carve.take<uint64_t>(words);
+    carve.take<Xyzz>(words);
+    carve.take<Xyzz>(words);
+    ScopedDeviceMemory memory;
+    if (!memory.allocate(carve.used + 256, stream.stream)) {
+      throw std::runtime_error("out of device memory: batch addition of " + std::to_string(n) +
+                               " points needs " + std::to_string(carve.used) + " bytes");
+    }
+    carve = Carver{static_cast<char*>(memory.ptr)};
+    uint64_t* d_bitmap = carve.take<uint64_t>(words);
+    Xyzz* a = carve.take<Xyzz>(words);
+    Xyzz* b = carve.take<Xyzz>(words);
+    G16_CUDA_CHECK(cudaMemcpyAsync(d_bitmap, bitmap, words * 8, cudaMemcpyHostToDevice,
+                                   stream.stream));
+    sum_selected_kernel<F><<<grid_for(words), kBlock, 0, stream.stream>>>(
+        points, d_bitmap, static_cast<uint32_t>(n), a);
+    G16_CUDA_CHECK(cudaGetLastError());
+    Xyzz* sum = reduce_rows<F>(a, b, 1, static_cast<uint32_t>(words), stream.stream);
+    G16_CUDA_CHECK(cudaMemcpyAsync(&total, sum, sizeof(Xyzz), cudaMemcpyDeviceToHost,
+                                   stream.stream));
+  }
+  G16_CUDA_CHECK(cudaEventRecord(stop.event, stream.stream));
+  G16_CUDA_CHECK(cudaEventSynchronize(stop.event));
+  if (device_ms) G16_CUDA_CHECK(cudaEventElapsedTime(device_ms, start.event, stop.event));
+  write_windows(&total, 1, out, out_words);
+}
+
+}  // namespace msm
+}  // namespace groth16_gpu

@@ -1,0 +1,163 @@
+// The MSM and batch addition on the CPU alone, step by step as the GPU runs
+// them (cuda/msm/msm_device.cuh) and with the same per-thread functions
+// (pippenger.cuh): the reference that host tests compare with blstrs. Slow;
+// for small inputs.
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "groth16_gpu/msm.h"
+#include "layout.cuh"
+#include "pippenger.cuh"
+
+namespace groth16_gpu {
+namespace {
+
+using msm::Geometry;
+using msm::Task;
+
+/// Items per task at each level; the GPU uses the same.
+constexpr uint32_t kPerTask = 4;
+/// Buckets per window segment in the reduction (a divisor of B, capped).
+constexpr uint32_t kSegment = 8;
+
+struct HostCount {
+  std::vector<uint32_t>* counts;
+  void operator()(uint32_t key) { (*counts)[key]++; }
+};
+
+std::vector<uint32_t> exclusive_scan(const std::vector<uint32_t>& v) {
+  std::vector<uint32_t> out(v.size());
+  uint32_t acc = 0;
+  for (size_t i = 0; i < v.size(); i++) {
+    out[i] = acc;
+    acc += v[i];
+  }
+  return out;
+}
+
+template <class F>
+uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size_t n,
+                  uint32_t c, uint64_t* out, size_t out_words) {
+  using Xyzz = ec::Xyzz<F>;
+  const auto* bases = reinterpret_cast<const ec::Affine<F>*>(base_words);
+  const auto* scalars = reinterpret_cast<const ff::Fr*>(scalar_words);
+  if (c == 0) c = msm::choose_window_bits(n);
+  if (c > 16) throw std::invalid_argument("window bits above 16");
+  Geometry g = Geometry::of(c);
+  uint32_t nb = g.total_buckets();
+  uint32_t n32 = static_cast<uint32_t>(n);
+
+  // Entries and their bucket histogram.
+  size_t m = n * g.windows;
+  std::vector<uint32_t> keys(m), values(m), counts(nb + 1, 0);
+  HostCount count{&counts};
+  for (uint32_t i = 0; i < n32; i++) {
+    msm::scalar_entries(scalars[i], i, n32, g, keys.data(), values.data(), count);
+  }
+  // Sort by key (the GPU's radix sort is stable too).
+  std::vector<uint32_t> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  std::vector<uint32_t> sorted(m);
+  for (size_t k = 0; k < m; k++) sorted[k] = values[order[k]];
+  counts.resize(nb);
+
+  // Levels: cut each bucket's items into tasks, sum each task, until every
+  // bucket has at most one partial sum.
+  std::vector<uint32_t> offsets = exclusive_scan(counts);
+  std::vector<Xyzz> parts;
+  uint64_t max_count = n;
+  for (bool first = true; first || max_count > 1; first = false) {
+    std::vector<uint32_t> tcounts(nb);
+    for (uint32_t b = 0; b < nb; b++) tcounts[b] = msm::task_count(counts[b], kPerTask);
+    std::vector<uint32_t> toffsets = exclusive_scan(tcounts);
+    std::vector<Task> tasks(toffsets[nb - 1] + tcounts[nb - 1]);
+    for (uint32_t b = 0; b < nb; b++) {
+      msm::bucket_tasks(offsets[b], counts[b], toffsets[b], kPerTask, tasks.data());
+    }
+    std::vector<Xyzz> next(tasks.size());
+    for (size_t t = 0; t < tasks.size(); t++) {
+      next[t] = first ? msm::sum_entries(bases, sorted.data(), tasks[t].start, tasks[t].len)
+                      : msm::sum_range(parts.data(), tasks[t].start, tasks[t].len);
+    }
+    parts.swap(next);
+    counts.swap(tcounts);
+    offsets.swap(toffsets);
+    max_count = (max_count + kPerTask - 1) / kPerTask;
+  }
+  std::vector<Xyzz> buckets(nb);
+  for (uint32_t b = 0; b < nb; b++) {
+    buckets[b] = counts[b] ? parts[offsets[b]] : Xyzz::identity();
+  }
+
+  // Window reduction: segments, then each window's segments summed.
+  uint32_t seg_len = std::min(g.buckets, kSegment);
+  uint32_t segs = g.buckets / seg_len;
+  std::vector<Xyzz> windows(g.windows);
+  for (uint32_t w = 0; w < g.windows; w++) {
+    std::vector<Xyzz> seg(segs);
+    for (uint32_t j = 0; j < segs; j++) {
+      seg[j] = msm::window_segment(buckets.data() + w * g.buckets, j, seg_len);
+    }
+    windows[w] = msm::sum_range(seg.data(), 0, segs);
+  }
+  msm::write_windows(windows.data(), g.windows, out, out_words);
+  return c;
+}
+
+template <class F>
+void host_batch(const uint64_t* base_words, const uint64_t* bitmap, size_t n,
+                uint64_t* out, size_t out_words) {
+  const auto* bases = reinterpret_cast<const ec::Affine<F>*>(base_words);
+  std::vector<ec::Xyzz<F>> parts;
+  for (size_t start = 0; start < n; start += 64) {
+    uint32_t len = static_cast<uint32_t>(std::min<size_t>(64, n - start));
+    parts.push_back(msm::sum_selected(bases, bitmap, static_cast<uint32_t>(start), len));
+  }
+  ec::Xyzz<F> total = msm::sum_range(parts.data(), 0, static_cast<uint32_t>(parts.size()));
+  msm::write_windows(&total, 1, out, out_words);
+}
+
+}  // namespace
+
+uint32_t host_msm_windows(bool g2, const uint64_t* bases, const uint64_t* scalars,
+                          size_t n, uint32_t window_bits, uint64_t* out,
+                          size_t out_words) {
+  if (n >= (1u << 31)) throw std::invalid_argument("MSM of 2^31 or more points");
+  return g2 ? host_msm<ff::Fp2>(bases, scalars, n, window_bits, out, out_words)
+            : host_msm<ff::Fp>(bases, scalars, n, window_bits, out, out_words);
+}
+
+void host_batch_add(bool g2, const uint64_t* bases, const uint64_t* bitmap, size_t n,
+                    uint64_t* out, size_t out_words) {
+  if (n >= (1u << 31)) throw std::invalid_argument("batch of 2^31 or more points");
+  if (g2) {
+    host_batch<ff::Fp2>(bases, bitmap, n, out, out_words);
+  } else {
+    host_batch<ff::Fp>(bases, bitmap, n, out, out_words);
+  }
+}
+
+void host_field_op(uint32_t op, const uint64_t* a, const uint64_t* b, uint64_t* out) {
+  auto fp = [](const uint64_t* w) { ff::Fp x; std::memcpy(&x, w, sizeof(x)); return x; };
+  auto fp2 = [](const uint64_t* w) { ff::Fp2 x; std::memcpy(&x, w, sizeof(x)); return x; };
+  switch (op) {
+    case 0: { ff::Fp r = fp(a) * fp(b); std::memcpy(out, &r, sizeof(r)); break; }
+    case 1: { ff::Fp r = fp(a) + fp(b); std::memcpy(out, &r, sizeof(r)); break; }
+    case 2: { ff::Fp r = fp(a) - fp(b); std::memcpy(out, &r, sizeof(r)); break; }
+    case 3: { ff::Fp2 r = fp2(a) * fp2(b); std::memcpy(out, &r, sizeof(r)); break; }
+    case 4: { ff::Fp2 r = fp2(a).sqr(); std::memcpy(out, &r, sizeof(r)); break; }
+    case 5: {
+      ff::Fr x;
+      std::memcpy(&x, a, sizeof(x));
+      ff::Fr r = x.from_montgomery();
+      std::memcpy(out, &r, sizeof(r));
+      break;
+    }
+    default: throw std::invalid_argument("unknown field op");
+  }
+}
+
+}  // namespace groth16_gpu

@@ -1,0 +1,102 @@
+// The MSM's and batch addition's kernels: thin grid loops around the
+// per-thread steps of pippenger.cuh.
+#pragma once
+
+#include "pippenger.cuh"
+
+namespace groth16_gpu {
+namespace msm {
+
+/// Threads per block: the G2 kernels use many registers per thread.
+constexpr int kBlock = 128;
+
+inline unsigned grid_for(size_t threads) {
+  return static_cast<unsigned>((threads + kBlock - 1) / kBlock);
+}
+
+struct AtomicCount {
+  uint32_t* counts;
+  __device__ void operator()(uint32_t key) { atomicAdd(counts + key, 1u); }
+};
+
+static __global__ void entries_kernel(const ff::Fr* scalars, uint32_t n, Geometry g, uint32_t* keys,
+                               uint32_t* values, uint32_t* counts) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  AtomicCount count{counts};
+  scalar_entries(scalars[i], i, n, g, keys, values, count);
+}
+
+static __global__ void task_count_kernel(const uint32_t* counts, uint32_t nb, uint32_t per_task,
+                                  uint32_t* tcounts) {
+  uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b < nb) tcounts[b] = task_count(counts[b], per_task);
+}
+
+static __global__ void tasks_kernel(const uint32_t* offsets, const uint32_t* counts,
+                             const uint32_t* toffsets, uint32_t nb, uint32_t per_task,
+                             Task* tasks) {
+  uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b < nb) bucket_tasks(offsets[b], counts[b], toffsets[b], per_task, tasks);
+}
+
+template <class F>
+__global__ void sum_entries_kernel(const ec::Affine<F>* bases, const uint32_t* values,
+                                   const Task* tasks, uint32_t ntasks, ec::Xyzz<F>* out) {
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < ntasks) out[t] = sum_entries(bases, values, tasks[t].start, tasks[t].len);
+}
+
+template <class F>
+__global__ void sum_tasks_kernel(const ec::Xyzz<F>* in, const Task* tasks, uint32_t ntasks,
+                                 ec::Xyzz<F>* out) {
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < ntasks) out[t] = sum_range(in, tasks[t].start, tasks[t].len);
+}
+
+template <class F>
+__global__ void gather_buckets_kernel(const ec::Xyzz<F>* parts, const uint32_t* counts,
+                                      const uint32_t* offsets, uint32_t nb,
+                                      ec::Xyzz<F>* buckets) {
+  uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b < nb) buckets[b] = counts[b] ? parts[offsets[b]] : ec::Xyzz<F>::identity();
+}
+
+/// out[w * segs + j] = segment j of window w.
+template <class F>
+__global__ void window_segments_kernel(const ec::Xyzz<F>* buckets, Geometry g, uint32_t seg_len,
+                                       ec::Xyzz<F>* out) {
+  uint32_t segs = g.buckets / seg_len;
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= g.windows * segs) return;
+  uint32_t w = t / segs, j = t % segs;
+  out[t] = window_segment(buckets + w * g.buckets, j, seg_len);
+}
+
+/// Groups of `group` items inside each of `rows` rows of `row_len` items:
+/// out[r * ceil(row_len / group) + k] = Σ in[r * row_len + k group ...].
+template <class F>
+__global__ void reduce_rows_kernel(const ec::Xyzz<F>* in, uint32_t rows, uint32_t row_len,
+                                   uint32_t group, ec::Xyzz<F>* out) {
+  uint32_t per_row = (row_len + group - 1) / group;
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= rows * per_row) return;
+  uint32_t r = t / per_row, k = t % per_row;
+  uint32_t start = k * group;
+  uint32_t len = row_len - start < group ? row_len - start : group;
+  out[t] = sum_range(in, r * row_len + start, len);
+}
+
+/// Thread t sums the selected bases among [64 t, 64 t + 64): one bitmap word.
+template <class F>
+__global__ void sum_selected_kernel(const ec::Affine<F>* bases, const uint64_t* bitmap,
+                                    uint32_t n, ec::Xyzz<F>* out) {
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t start = t * 64;
+  if (start >= n) return;
+  uint32_t len = n - start < 64 ? n - start : 64;
+  out[t] = sum_selected(bases, bitmap, start, len);
+}
+
+}  // namespace msm
+}  // namespace groth16_gpu

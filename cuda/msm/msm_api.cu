@@ -1,0 +1,81 @@
+// The bridge's MSM entry points (include/groth16_gpu/msm.h): resident bases,
+// memory reservations, and dispatch to the per-curve GPU code.
+#include <stdexcept>
+#include <string>
+
+#include "device_entry.h"
+#include "groth16_gpu/cuda_check.h"
+#include "groth16_gpu/msm.h"
+
+namespace groth16_gpu {
+
+MsmBases::MsmBases(int ordinal, bool g2, size_t len, void* points)
+    : ordinal_(ordinal), g2_(g2), len_(len), points_(points) {}
+
+MsmBases::~MsmBases() {
+  // Destructors must not throw: a failure here leaks at worst.
+  if (points_ && cudaSetDevice(ordinal_) == cudaSuccess) cudaFree(points_);
+}
+
+DeviceReservation::DeviceReservation(int ordinal, void* ptr, size_t bytes)
+    : ordinal_(ordinal), ptr_(ptr), bytes_(bytes) {}
+
+DeviceReservation::~DeviceReservation() {
+  if (ptr_ && cudaSetDevice(ordinal_) == cudaSuccess) cudaFree(ptr_);
+}
+
+namespace {
+
+/// cudaMalloc that reports running out of memory in words, clearing the error.
+void* device_alloc(size_t bytes, const char* what) {
+  void* ptr = nullptr;
+  if (bytes == 0) return nullptr;
+  cudaError_t error = cudaMalloc(&ptr, bytes);
+  if (error == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    throw std::runtime_error(std::string("out of device memory: ") + what + " needs " +
+                             std::to_string(bytes) + " bytes");
+  }
+  G16_CUDA_CHECK(error);
+  return ptr;
+}
+
+}  // namespace
+
+std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
+                                           const uint64_t* words, size_t len) {
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  size_t bytes = len * (g2 ? 192 : 96);
+  auto bases = std::make_unique<MsmBases>(device.cuda_ordinal(), g2, len,
+                                          device_alloc(bytes, "resident MSM bases"));
+  if (bytes > 0) {
+    G16_CUDA_CHECK(cudaMemcpy(const_cast<void*>(bases->points()), words, bytes,
+                              cudaMemcpyHostToDevice));
+  }
+  return bases;
+}
+
+uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
+                     size_t n, uint64_t* out, size_t out_words, float* device_ms) {
+  return bases.is_g2()
+             ? msm::device_msm_g2(device, bases, scalars, n, out, out_words, device_ms)
+             : msm::device_msm_g1(device, bases, scalars, n, out, out_words, device_ms);
+}
+
+void batch_add(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap, size_t n,
+               uint64_t* out, size_t out_words, float* device_ms) {
+  if (bases.is_g2()) {
+    msm::device_batch_add_g2(device, bases, bitmap, n, out, out_words, device_ms);
+  } else {
+    msm::device_batch_add_g1(device, bases, bitmap, n, out, out_words, device_ms);
+  }
+}
+
+std::unique_ptr<DeviceReservation> reserve_device_memory(const GpuDevice& device,
+                                                         uint64_t bytes) {
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  void* ptr = device_alloc(bytes, "a memory reservation");
+  return std::make_unique<DeviceReservation>(device.cuda_ordinal(), ptr, bytes);
+}
+
+}  // namespace groth16_gpu

@@ -1,0 +1,19 @@
+// G2 MSM and batch addition on the GPU: the curve's instance of device_msm.cuh.
+#include "device_entry.h"
+#include "device_msm.cuh"
+
+namespace groth16_gpu {
+namespace msm {
+
+uint32_t device_msm_g2(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
+                       size_t n, uint64_t* out, size_t out_words, float* device_ms) {
+  return device_msm<ff::Fp2>(device, bases, scalars, n, out, out_words, device_ms);
+}
+
+void device_batch_add_g2(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,
+                         size_t n, uint64_t* out, size_t out_words, float* device_ms) {
+  device_batch_add<ff::Fp2>(device, bases, bitmap, n, out, out_words, device_ms);
+}
+
+}  // namespace msm
+}  // namespace groth16_gpu

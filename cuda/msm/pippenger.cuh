@@ -1,0 +1,154 @@
+// The per-thread steps of the bucket (Pippenger) MSM and of batch addition,
+// as __host__ __device__ functions: the GPU kernels (msm_kernels.cuh) and the
+// host reference path (host_reference.cu) run exactly these, so host tests
+// check the same arithmetic and bucket logic that the GPU runs.
+//
+// Layout of one MSM: c-bit signed digits, W = ceil(256 / c) windows,
+// B = 2^(c-1) buckets per window (digit magnitudes 1..B). Each (point,
+// window) pair with a nonzero digit becomes an entry: key = w B + |d| - 1,
+// value = point index, bit 31 set when d < 0. A zero digit gets the sentinel
+// key W B, which sorts after every bucket and is never read.
+#pragma once
+
+#include "../ec/xyzz.cuh"
+
+namespace groth16_gpu {
+namespace msm {
+
+/// Bit 31 of an entry's value: the digit was negative.
+constexpr uint32_t kNegative = 0x80000000u;
+
+/// Window geometry for c-bit signed digits of 255-bit scalars.
+struct Geometry {
+  uint32_t c;        // window bits, 1 <= c <= 16
+  uint32_t windows;  // W = ceil(256 / c): 256 bits leave room for the top carry
+  uint32_t buckets;  // B = 2^(c-1) per window
+  G16_HD static Geometry of(uint32_t c) { return {c, (256 + c - 1) / c, 1u << (c - 1)}; }
+  G16_HD uint32_t total_buckets() const { return windows * buckets; }
+  G16_HD uint32_t sentinel() const { return windows * buckets; }
+};
+
+/// Bits [offset, offset + c) of a canonical scalar; bits past 255 read as 0.
+G16_HD uint32_t scalar_bits(const ff::Fr& k, uint32_t offset, uint32_t c) {
+  uint32_t limb = offset / 32, shift = offset % 32;
+  if (limb >= 8) return 0;
+  uint64_t word = k.l[limb];
+  if (limb + 1 < 8) word |= static_cast<uint64_t>(k.l[limb + 1]) << 32;
+  return static_cast<uint32_t>(word >> shift) & ((1u << c) - 1);
+}
+
+/// Writes the entries of one scalar (Montgomery form, as blstrs holds it):
+/// key and value of window w at [w * n + index]. Calls count(key) for every
+/// nonzero digit, so the caller can histogram the buckets.
+///
+/// Digit rule: d = bits + carry; d > B becomes d - 2^c with carry 1, so each
+/// digit lies in (-B, B] and the top window (bits 240.. for c = 16) absorbs
+/// the last carry because the scalar is < 2^255.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable  // the host path's Count is host-only
+#endif
+template <class Count>
+G16_HD void scalar_entries(const ff::Fr& mont, uint32_t index, uint32_t n, Geometry g,
+                           uint32_t* keys, uint32_t* values, Count& count) {
+  // Montgomery -> canonical; any 256-bit input comes out reduced mod r.
+  ff::Fr k = mont.from_montgomery();
+  uint32_t carry = 0;
+  for (uint32_t w = 0; w < g.windows; w++) {
+    uint32_t d = scalar_bits(k, w * g.c, g.c) + carry;
+    bool negative = d > g.buckets;
+    carry = negative ? 1 : 0;
+    uint32_t magnitude = negative ? (1u << g.c) - d : d;
+    uint32_t key = magnitude == 0 ? g.sentinel() : w * g.buckets + magnitude - 1;
+    keys[w * n + index] = key;
+    values[w * n + index] = index | (negative ? kNegative : 0);
+    if (magnitude != 0) count(key);
+  }
+}
+
+/// Sum of the affine bases that entries [start, start + len) name, each
+/// negated where its digit was negative.
+template <class F>
+G16_HD ec::Xyzz<F> sum_entries(const ec::Affine<F>* bases, const uint32_t* values,
+                               uint32_t start, uint32_t len) {
+  ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
+  for (uint32_t k = 0; k < len; k++) {
+    uint32_t v = values[start + k];
+    ec::Affine<F> p = bases[v & ~kNegative];
+    acc = acc.add_affine((v & kNegative) ? -p : p);
+  }
+  return acc;
+}
+
+/// Sum of in[start, start + len).
+template <class F>
+G16_HD ec::Xyzz<F> sum_range(const ec::Xyzz<F>* in, uint32_t start, uint32_t len) {
+  ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
+  for (uint32_t k = 0; k < len; k++) acc = acc + in[start + k];
+  return acc;
+}
+
+/// A task: sum `len` consecutive items from `start`.
+struct Task {
+  uint32_t start, len;
+};
+
+/// Tasks per bucket of `count` items when a task sums at most `per_task`.
+G16_HD uint32_t task_count(uint32_t count, uint32_t per_task) {
+  return (count + per_task - 1) / per_task;
+}
+
+/// Writes bucket b's tasks at tasks[task_offset ...]: its items
+/// [offset, offset + count) cut into runs of at most per_task.
+G16_HD void bucket_tasks(uint32_t offset, uint32_t count, uint32_t task_offset,
+                         uint32_t per_task, Task* tasks) {
+  for (uint32_t t = 0; t * per_task < count; t++) {
+    uint32_t len = count - t * per_task < per_task ? count - t * per_task : per_task;
+    tasks[task_offset + t] = {offset + t * per_task, len};
+  }
+}
+
+/// Segment j of one window's bucket sums (buckets[m - 1] holds magnitude m):
+/// Σ m · S_m over m in [jL + 1, (j + 1)L], by running sums from the top
+/// (2L additions) plus jL times the segment's plain sum.
+template <class F>
+G16_HD ec::Xyzz<F> window_segment(const ec::Xyzz<F>* buckets, uint32_t j, uint32_t len) {
+  ec::Xyzz<F> running = ec::Xyzz<F>::identity();
+  ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
+  for (uint32_t m = (j + 1) * len; m > j * len; m--) {
+    running = running + buckets[m - 1];
+    acc = acc + running;
+  }
+  return acc + running.mul_small(j * len);
+}
+
+/// Sum of the bases in [start, start + len) whose bit is set in `bitmap`
+/// (bit i of word i / 64 selects base i).
+template <class F>
+G16_HD ec::Xyzz<F> sum_selected(const ec::Affine<F>* bases, const uint64_t* bitmap,
+                                uint32_t start, uint32_t len) {
+  ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
+  for (uint32_t k = 0; k < len; k++) {
+    uint32_t i = start + k;
+    if ((bitmap[i / 64] >> (i % 64)) & 1) acc = acc.add_affine(bases[i]);
+  }
+  return acc;
+}
+
+/// Window bits for n points: minimizes W (n + 2^c), the entries plus about
+/// the bucket-reduction work, over 4 <= c <= 16.
+inline uint32_t choose_window_bits(uint64_t n) {
+  uint32_t best = 4;
+  double best_cost = 1e300;
+  for (uint32_t c = 4; c <= 16; c++) {
+    double cost = static_cast<double>(Geometry::of(c).windows) *
+                  (static_cast<double>(n) + static_cast<double>(1u << c));
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace msm
+}  // namespace groth16_gpu

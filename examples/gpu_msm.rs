@@ -1,0 +1,225 @@
+//! GPU MSM and batch-addition benchmark: G1 and G2 MSM from 2^16 points up,
+//! batch addition, bases resident on the device, fresh random scalars,
+//! device time by CUDA events (median of repeats after a warm-up), blstrs
+//! on the host CPUs beside it at the smaller sizes.
+//!
+//!     cargo run --release --features cuda --example gpu_msm -- [max_log_g1] [max_log_g2]
+//!
+//! The floor column is the arithmetic floor: the field multiplications the
+//! method must do (11 per mixed addition, 14 per full one, Fp2 = 3 Fp) at
+//! the chip's integer multiply-add rate (NOTES-msm.md has the derivation).
+
+use std::time::Instant;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
+use groth16_gpu::backend::cuda::{pack_bits, GpuCurve, ResidentBases};
+use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex, GpuError};
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+
+/// Fp multiplications per second at the IMAD floor: 132 SMs x 64 IMAD/clk x
+/// 1.98 GHz = 1.67e13 IMAD/s over ~300 IMADs per 381-bit Montgomery product.
+const FP_MULS_PER_S: f64 = 1.67e13 / 300.0;
+
+fn random_bases<G: PrimeCurveAffine + Send + Sync>(n: usize, seed: u64) -> Vec<G>
+where
+    G::Curve: Curve<AffineRepr = G> + Send + Sync,
+{
+    let mut out = vec![G::identity(); n];
+    out.par_chunks_mut(4096).enumerate().for_each(|(i, chunk)| {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed ^ (i as u64) << 20);
+        let step = G::Curve::random(&mut rng);
+        let mut point = G::Curve::random(&mut rng);
+        let projective: Vec<G::Curve> = (0..chunk.len())
+            .map(|_| {
+                point += step;
+                point
+            })
+            .collect();
+        G::Curve::batch_normalize(&projective, chunk);
+    });
+    out
+}
+
+fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
+    let mut out = vec![Scalar::ZERO; n];
+    out.par_chunks_mut(4096).enumerate().for_each(|(i, chunk)| {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed ^ (i as u64) << 24);
+        chunk.iter_mut().for_each(|s| *s = Scalar::random(&mut rng));
+    });
+    out
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// Arithmetic floor of a c-bit-window MSM of n points, in ms.
+fn msm_floor_ms(n: usize, window_bits: u32, fp_per_mul: f64) -> f64 {
+    let windows = 256f64 / window_bits as f64;
+    let buckets = windows * (1u64 << (window_bits - 1)) as f64;
+    let muls = n as f64 * windows.ceil() * 11.0 + 2.0 * buckets * 14.0;
+    muls * fp_per_mul / FP_MULS_PER_S * 1e3
+}
+
+struct Row {
+    what: String,
+    gpu_ms: f64,
+    wall_ms: f64,
+    floor_ms: f64,
+    cpu_ms: Option<f64>,
+}
+
+fn bench_msm<G: GpuCurve>(
+    guard: &DeviceGuard<'_>,
+    name: &str,
+    max_log: u32,
+    fp_per_mul: f64,
+    cpu_up_to: u32,
+    cpu: impl Fn(&[G], &[Scalar]) -> G::Curve,
+    rows: &mut Vec<Row>,
+) -> Result<(), GpuError>
+where
+    G::Curve: Curve<AffineRepr = G> + Send + Sync,
+{
+    let started = Instant::now();
+    let bases = random_bases::<G>(1 << max_log, 7);
+    let resident = ResidentBases::upload(guard, &bases)?;
+    let sets: Vec<Vec<Scalar>> = (0..2)
+        .map(|s| random_scalars(1 << max_log, 100 + s))
+        .collect();
+    eprintln!(
+        "{name}: inputs ready in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    for log in (16..=max_log).step_by(2) {
+        let n = 1usize << log;
+        let (want, _) = resident.msm_timed(guard, &sets[0][..n])?; // warm-up
+        let repeats = if log >= 24 { 3 } else { 5 };
+        let (mut gpu, mut wall) = (Vec::new(), Vec::new());
+        let mut bits = 0;
+        for r in 0..repeats {
+            let start = Instant::now();
+            let (got, timing) = resident.msm_timed(guard, &sets[r % 2][..n])?;
+            wall.push(start.elapsed().as_secs_f64() * 1e3);
+            gpu.push(f64::from(timing.device_ms));
+            bits = timing.window_bits;
+            if r % 2 == 0 {
+                assert_eq!(got, want, "{name} 2^{log}: same scalars, same sum");
+            }
+        }
+        let cpu_ms = (log <= cpu_up_to).then(|| {
+            let start = Instant::now();
+            let sum = cpu(&bases[..n], &sets[0][..n]);
+            let ms = start.elapsed().as_secs_f64() * 1e3;
+            assert_eq!(sum, want, "{name} 2^{log}: GPU and blstrs agree");
+            ms
+        });
+        rows.push(Row {
+            what: format!("{name} MSM 2^{log} (c={bits})"),
+            gpu_ms: median(gpu),
+            wall_ms: median(wall),
+            floor_ms: msm_floor_ms(n, bits, fp_per_mul),
+            cpu_ms,
+        });
+    }
+    Ok(())
+}
+
+fn main() -> Result<(), GpuError> {
+    let args: Vec<u32> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let max_g1 = args.first().copied().unwrap_or(24);
+    let max_g2 = args.get(1).copied().unwrap_or(22);
+    if Device::count().unwrap_or(0) == 0 {
+        println!("skipped: no CUDA device");
+        return Ok(());
+    }
+    let device = DeviceMutex::new(Device::open(0)?);
+    let guard = device.lock();
+    println!("device: {:?}", guard.device().properties());
+    let mut rows = Vec::new();
+
+    bench_msm::<G1Affine>(
+        &guard,
+        "G1",
+        max_g1,
+        1.0,
+        20,
+        |b, s| {
+            let p: Vec<G1Projective> = b.par_iter().map(|x| x.to_curve()).collect();
+            G1Projective::multi_exp(&p, s)
+        },
+        &mut rows,
+    )?;
+
+    // Batch addition over G1 bases, half the bits set.
+    let log = max_g1.min(24);
+    let n = 1usize << log;
+    let bases = random_bases::<G1Affine>(n, 9);
+    let resident = ResidentBases::upload(&guard, &bases)?;
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let bits: Vec<bool> = (0..n).map(|_| rng.next_u32() & 1 == 1).collect();
+    let words = pack_bits(&bits);
+    let want = resident.batch_add(&guard, &words, n)?;
+    let (mut gpu, mut wall) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let start = Instant::now();
+        let (got, timing) = resident.batch_add_timed(&guard, &words, n)?;
+        wall.push(start.elapsed().as_secs_f64() * 1e3);
+        gpu.push(f64::from(timing.device_ms));
+        assert_eq!(got, want);
+    }
+    let start = Instant::now();
+    let cpu_sum = bases
+        .par_iter()
+        .zip(&bits)
+        .filter(|(_, &b)| b)
+        .fold(G1Projective::identity, |acc, (b, _)| acc + b)
+        .reduce(G1Projective::identity, |a, b| a + b);
+    let cpu_ms = start.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(cpu_sum, want, "batch addition: GPU and blstrs agree");
+    rows.push(Row {
+        what: format!("G1 batch add 2^{log} (p=1/2)"),
+        gpu_ms: median(gpu),
+        wall_ms: median(wall),
+        floor_ms: (n / 2) as f64 * 11.0 / FP_MULS_PER_S * 1e3,
+        cpu_ms: Some(cpu_ms),
+    });
+    drop(resident);
+
+    bench_msm::<G2Affine>(
+        &guard,
+        "G2",
+        max_g2,
+        3.0,
+        18,
+        |b, s| {
+            let p: Vec<G2Projective> = b.par_iter().map(|x| x.to_curve()).collect();
+            G2Projective::multi_exp(&p, s)
+        },
+        &mut rows,
+    )?;
+
+    println!("\n| what | GPU ms (events) | call ms (wall) | floor ms | x floor | blstrs CPU ms |");
+    println!("|---|---|---|---|---|---|");
+    for row in &rows {
+        let cpu = row.cpu_ms.map_or("-".to_string(), |ms| format!("{ms:.1}"));
+        println!(
+            "| {} | {:.2} | {:.2} | {:.2} | {:.1} | {} |",
+            row.what,
+            row.gpu_ms,
+            row.wall_ms,
+            row.floor_ms,
+            row.gpu_ms / row.floor_ms,
+            cpu
+        );
+    }
+    Ok(())
+}

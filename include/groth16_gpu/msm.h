@@ -1,0 +1,106 @@
+// Multi-scalar multiplication and batch addition over BLS12-381 G1 and G2
+// (cuda/msm), as the cxx bridge (src/bridge.rs) sees them. Only std and
+// plain pointer types cross here, so the header needs no CUDA and no cxx.
+//
+// Data layouts are blstrs' own, read as 64-bit words:
+//  - bases: G1Affine (12 words) / G2Affine (24 words), identity = all zero;
+//  - scalars: blstrs::Scalar (4 words, Montgomery form). A value >= r is
+//    taken mod r (the device's conversion out of Montgomery form reduces
+//    fully), so it stands for (value * 2^-256 mod r);
+//  - results: per window, a Jacobian point as blst_p1 / blst_p2 (3 or 6 Fp,
+//    6 words each); the caller combines windows: Σ_w 2^(c w) window_w.
+//
+// Every entry point selects the device first and throws std::runtime_error
+// on failure (CUDA errors included); nothing aborts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "groth16_gpu/device.h"
+
+namespace groth16_gpu {
+
+/// Bases resident in one device's memory (freed, on that device, on drop).
+class MsmBases {
+ public:
+  MsmBases(int ordinal, bool g2, size_t len, void* points);
+  ~MsmBases();
+  MsmBases(const MsmBases&) = delete;
+  MsmBases& operator=(const MsmBases&) = delete;
+
+  /// Number of points.
+  size_t len() const { return len_; }
+  /// Whether the points are G2 (else G1).
+  bool is_g2() const { return g2_; }
+  /// The CUDA ordinal of the device holding them.
+  size_t ordinal() const { return static_cast<size_t>(ordinal_); }
+  /// Device pointer to the affine points.
+  const void* points() const { return points_; }
+
+ private:
+  int ordinal_;
+  bool g2_;
+  size_t len_;
+  void* points_;
+};
+
+/// Device memory held until drop: lets tests leave a device short of memory.
+class DeviceReservation {
+ public:
+  DeviceReservation(int ordinal, void* ptr, size_t bytes);
+  ~DeviceReservation();
+  DeviceReservation(const DeviceReservation&) = delete;
+  DeviceReservation& operator=(const DeviceReservation&) = delete;
+  /// Bytes held.
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  int ordinal_;
+  void* ptr_;
+  size_t bytes_;
+};
+
+/// Largest number of windows any MSM result holds (c >= 4 bits).
+constexpr size_t kMaxMsmWindows = 64;
+
+/// Copies `len` affine points (`words`: 12 or 24 per point) to the device.
+std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
+                                           const uint64_t* words, size_t len);
+
+/// Σ scalars[i] bases[i] over the first `n` bases, per window: writes the
+/// window sums (Jacobian) to `out` (out_words >= kMaxMsmWindows * 18 or 36)
+/// and returns the window bits c. `device_ms` gets the time of the device
+/// work (scalar upload to window sums) by CUDA events.
+uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases,
+                     const uint64_t* scalars, size_t n, uint64_t* out,
+                     size_t out_words, float* device_ms);
+
+/// Σ of the bases whose bit is set (bit i of bitmap word i / 64), over the
+/// first `n` bases; writes one Jacobian point to `out` (18 or 36 words).
+void batch_add(const GpuDevice& device, const MsmBases& bases,
+               const uint64_t* bitmap, size_t n, uint64_t* out,
+               size_t out_words, float* device_ms);
+
+/// Holds `bytes` of device memory until the handle drops.
+std::unique_ptr<DeviceReservation> reserve_device_memory(const GpuDevice& device,
+                                                         uint64_t bytes);
+
+/// Host-only reference of msm_windows (no GPU): the same steps on the CPU.
+/// `window_bits` 0 chooses as the GPU does. Returns c.
+uint32_t host_msm_windows(bool g2, const uint64_t* bases, const uint64_t* scalars,
+                          size_t n, uint32_t window_bits, uint64_t* out,
+                          size_t out_words);
+
+/// Host-only reference of batch_add.
+void host_batch_add(bool g2, const uint64_t* bases, const uint64_t* bitmap,
+                    size_t n, uint64_t* out, size_t out_words);
+
+/// Host-only field arithmetic for tests: op 0 Fp a*b, 1 Fp a+b, 2 Fp a-b,
+/// 3 Fp2 a*b, 4 Fp2 a^2, 5 Fr out of Montgomery form (a only).
+/// Operands and result in blst layout (6 words per Fp, 4 per Fr).
+void host_field_op(uint32_t op, const uint64_t* a, const uint64_t* b,
+                   uint64_t* out);
+
+}  // namespace groth16_gpu

@@ -1,0 +1,36 @@
+//! The CUDA backend (feature `cuda`): BLS12-381 multi-scalar multiplication
+//! and batch addition on the GPU, for G1 and G2.
+//!
+//! Every launch takes a [`DeviceGuard`](crate::device::DeviceGuard): work
+//! runs on the guard's device only. Inputs are blstrs values as they lie in
+//! memory (Montgomery form, blst layouts); nothing is converted on the host.
+//!
+//! Scalar rule: a `Scalar` is read as its Montgomery limbs `x` and stands for
+//! `x · 2^-256 mod r`, which is its value for every valid `Scalar`; the device
+//! reduces fully, so no input can make it misbehave.
+//!
+//! ```no_run
+//! use blstrs::{G1Affine, Scalar};
+//! use groth16_gpu::backend::cuda::{msm_g1, ResidentBases};
+//! use groth16_gpu::device::{Device, DeviceMutex};
+//! # fn main() -> Result<(), groth16_gpu::device::GpuError> {
+//! let device = DeviceMutex::new(Device::open(0)?);
+//! let guard = device.lock();
+//! let bases = vec![G1Affine::generator(); 4];
+//! let scalars = vec![Scalar::from(3u64); 4];
+//! let sum = msm_g1(&guard, &bases, &scalars)?; // 12 · generator
+//! // Bases that stay on the device across calls:
+//! let resident = ResidentBases::upload(&guard, &bases)?;
+//! assert_eq!(resident.msm(&guard, &scalars)?, sum);
+//! # Ok(()) }
+//! ```
+
+mod curve;
+mod msm;
+pub mod reference;
+
+pub use curve::GpuCurve;
+pub use msm::{
+    batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits, reserve_device_memory,
+    DeviceReservation, MsmTiming, ResidentBases,
+};

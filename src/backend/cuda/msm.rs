@@ -1,0 +1,285 @@
+//! MSM and batch addition on the GPU, with bases uploaded per call or
+//! resident on the device across calls.
+
+use std::marker::PhantomData;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use group::Group;
+
+use super::curve::{as_words, combine_windows, GpuCurve, MAX_WINDOWS};
+use crate::bridge::ffi;
+use crate::device::{DeviceGuard, GpuError};
+
+/// How long the device spent on one call, and how it was cut.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MsmTiming {
+    /// Device time by CUDA events, from the scalar (or bitmap) upload to the
+    /// last result on the device, in milliseconds.
+    pub device_ms: f32,
+    /// Window bits of the bucket method (0 for batch addition).
+    pub window_bits: u32,
+}
+
+/// Affine bases held in one device's memory across calls; freed on drop.
+pub struct ResidentBases<G: GpuCurve>
+where
+    G::Curve: Send + Sync,
+{
+    handle: cxx::UniquePtr<ffi::MsmBases>,
+    _curve: PhantomData<G>,
+}
+
+// SAFETY: the C++ MsmBases is a device pointer plus plain data; it is only
+// read after construction, its destructor selects its own device before
+// freeing, and every launch that reads it goes through a DeviceGuard.
+unsafe impl<G: GpuCurve> Send for ResidentBases<G> where G::Curve: Send + Sync {}
+// SAFETY: as above; shared references only read plain data.
+unsafe impl<G: GpuCurve> Sync for ResidentBases<G> where G::Curve: Send + Sync {}
+
+fn mismatch(what: &str, got: usize, want: usize) -> GpuError {
+    GpuError::Native(format!("{what}: got {got}, expected {want}"))
+}
+
+impl<G: GpuCurve> ResidentBases<G>
+where
+    G::Curve: Send + Sync,
+{
+    /// Copies `bases` to the guard's device. Too little device memory is an
+    /// error (the device stays usable).
+    pub fn upload(guard: &DeviceGuard<'_>, bases: &[G]) -> Result<Self, GpuError> {
+        debug_assert_eq!(std::mem::size_of::<G>(), G::AFFINE_WORDS * 8);
+        // SAFETY: `bases` is bases.len() points of AFFINE_WORDS words each
+        // (blst layout, checked by tests/gpu_ffi_layout.rs), read only.
+        let handle = unsafe {
+            ffi::upload_msm_bases(guard.ffi_device(), G::IS_G2, as_words(bases), bases.len())
+        }?;
+        debug_assert_eq!(handle.as_ref().map(|h| h.is_g2()), Some(G::IS_G2));
+        Ok(Self {
+            handle,
+            _curve: PhantomData,
+        })
+    }
+
+    /// Number of resident points.
+    pub fn len(&self) -> usize {
+        self.bases().len()
+    }
+
+    /// Whether no point is resident.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The CUDA ordinal of the device that holds the points.
+    pub fn ordinal(&self) -> usize {
+        self.bases().bases_ordinal()
+    }
+
+    fn bases(&self) -> &ffi::MsmBases {
+        self.handle
+            .as_ref()
+            .expect("upload_msm_bases never returns null")
+    }
+
+    /// Σ scalars[i] · bases[i] over the first `scalars.len()` bases.
+    pub fn msm(&self, guard: &DeviceGuard<'_>, scalars: &[Scalar]) -> Result<G::Curve, GpuError> {
+        self.msm_timed(guard, scalars).map(|(sum, _)| sum)
+    }
+
+    /// [`msm`](Self::msm), with the device time.
+    pub fn msm_timed(
+        &self,
+        guard: &DeviceGuard<'_>,
+        scalars: &[Scalar],
+    ) -> Result<(G::Curve, MsmTiming), GpuError> {
+        if scalars.len() > self.len() {
+            return Err(mismatch(
+                "MSM scalars over resident bases",
+                scalars.len(),
+                self.len(),
+            ));
+        }
+        if scalars.is_empty() {
+            let timing = MsmTiming {
+                device_ms: 0.0,
+                window_bits: 0,
+            };
+            return Ok((G::Curve::identity(), timing));
+        }
+        let mut out = vec![0u64; MAX_WINDOWS * G::JACOBIAN_WORDS];
+        let mut device_ms = 0f32;
+        // SAFETY: scalars.len() scalars of 4 words each are read; `out` has
+        // out.len() words; the C++ side checks the bases' device, group and
+        // length, and writes at most out.len() words.
+        let window_bits = unsafe {
+            ffi::msm_windows(
+                guard.ffi_device(),
+                self.bases(),
+                as_words(scalars),
+                scalars.len(),
+                out.as_mut_ptr(),
+                out.len(),
+                &mut device_ms,
+            )
+        }?;
+        let sum = combine_windows::<G>(&out, window_bits);
+        Ok((
+            sum,
+            MsmTiming {
+                device_ms,
+                window_bits,
+            },
+        ))
+    }
+
+    /// Σ of the first `n` bases whose bit is set in `bits` (bit i of word
+    /// i / 64, as [`pack_bits`] or a density bitmap lays them out);
+    /// `bits` must hold at least `n` bits.
+    pub fn batch_add(
+        &self,
+        guard: &DeviceGuard<'_>,
+        bits: &[u64],
+        n: usize,
+    ) -> Result<G::Curve, GpuError> {
+        self.batch_add_timed(guard, bits, n).map(|(sum, _)| sum)
+    }
+
+    /// [`batch_add`](Self::batch_add), with the device time.
+    pub fn batch_add_timed(
+        &self,
+        guard: &DeviceGuard<'_>,
+        bits: &[u64],
+        n: usize,
+    ) -> Result<(G::Curve, MsmTiming), GpuError> {
+        if n > self.len() {
+            return Err(mismatch(
+                "batch addition over resident bases",
+                n,
+                self.len(),
+            ));
+        }
+        if bits.len() < n.div_ceil(64) {
+            return Err(mismatch("bitmap words", bits.len(), n.div_ceil(64)));
+        }
+        let mut out = vec![0u64; G::JACOBIAN_WORDS];
+        let mut device_ms = 0f32;
+        // SAFETY: ceil(n / 64) bitmap words are read (checked above); `out`
+        // holds one Jacobian point.
+        unsafe {
+            ffi::batch_add(
+                guard.ffi_device(),
+                self.bases(),
+                bits.as_ptr(),
+                n,
+                out.as_mut_ptr(),
+                out.len(),
+                &mut device_ms,
+            )
+        }?;
+        let timing = MsmTiming {
+            device_ms,
+            window_bits: 0,
+        };
+        Ok((G::from_jacobian_words(&out), timing))
+    }
+}
+
+/// Packs booleans into bitmap words: bit i of word i / 64 is `bits[i]`.
+pub fn pack_bits(bits: &[bool]) -> Vec<u64> {
+    bits.chunks(64)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .enumerate()
+                .fold(0u64, |word, (i, &bit)| word | (u64::from(bit) << i))
+        })
+        .collect()
+}
+
+fn msm<G: GpuCurve>(
+    guard: &DeviceGuard<'_>,
+    bases: &[G],
+    scalars: &[Scalar],
+) -> Result<G::Curve, GpuError>
+where
+    G::Curve: Send + Sync,
+{
+    if bases.len() != scalars.len() {
+        return Err(mismatch("MSM scalars", scalars.len(), bases.len()));
+    }
+    if bases.is_empty() {
+        return Ok(G::Curve::identity());
+    }
+    ResidentBases::upload(guard, bases)?.msm(guard, scalars)
+}
+
+/// Σ scalars[i] · bases[i] in G1 on the guard's device (bases uploaded for
+/// this call; see [`ResidentBases`] to keep them there).
+pub fn msm_g1(
+    guard: &DeviceGuard<'_>,
+    bases: &[G1Affine],
+    scalars: &[Scalar],
+) -> Result<G1Projective, GpuError> {
+    msm(guard, bases, scalars)
+}
+
+/// Σ scalars[i] · bases[i] in G2 on the guard's device.
+pub fn msm_g2(
+    guard: &DeviceGuard<'_>,
+    bases: &[G2Affine],
+    scalars: &[Scalar],
+) -> Result<G2Projective, GpuError> {
+    msm(guard, bases, scalars)
+}
+
+/// Σ of the G1 bases whose bit is set (bit i of word i / 64 selects
+/// bases[i]; `bits` holds at least bases.len() bits).
+pub fn batch_add_g1(
+    guard: &DeviceGuard<'_>,
+    bases: &[G1Affine],
+    bits: &[u64],
+) -> Result<G1Projective, GpuError> {
+    if bases.is_empty() {
+        return Ok(G1Projective::identity());
+    }
+    ResidentBases::upload(guard, bases)?.batch_add(guard, bits, bases.len())
+}
+
+/// Σ of the G2 bases whose bit is set.
+pub fn batch_add_g2(
+    guard: &DeviceGuard<'_>,
+    bases: &[G2Affine],
+    bits: &[u64],
+) -> Result<G2Projective, GpuError> {
+    if bases.is_empty() {
+        return Ok(G2Projective::identity());
+    }
+    ResidentBases::upload(guard, bases)?.batch_add(guard, bits, bases.len())
+}
+
+/// Device memory held until drop: leaves a device short of memory, e.g. to
+/// test how a request that does not fit is refused.
+pub struct DeviceReservation {
+    handle: cxx::UniquePtr<ffi::DeviceReservation>,
+}
+
+// SAFETY: a device pointer and plain data; the destructor selects the device.
+unsafe impl Send for DeviceReservation {}
+
+impl DeviceReservation {
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.handle.as_ref().map_or(0, |r| r.bytes())
+    }
+}
+
+/// Holds `bytes` of the guard's device memory until the result drops; too
+/// much is an error.
+pub fn reserve_device_memory(
+    guard: &DeviceGuard<'_>,
+    bytes: u64,
+) -> Result<DeviceReservation, GpuError> {
+    Ok(DeviceReservation {
+        handle: ffi::reserve_device_memory(guard.ffi_device(), bytes)?,
+    })
+}

@@ -1,0 +1,102 @@
+//! The GPU code's arithmetic and bucket logic run on the CPU alone (the same
+//! C++ functions, compiled for the host): what host tests compare with
+//! blstrs without a GPU. Slow; for small inputs.
+
+use blstrs::Scalar;
+
+use super::curve::{as_words, combine_windows, GpuCurve, MAX_WINDOWS};
+use crate::bridge::ffi;
+use crate::device::GpuError;
+
+/// Σ scalars[i] · bases[i] by the GPU's method on the CPU; `window_bits` 0
+/// picks the GPU's window, 1..=16 forces one.
+pub fn msm<G: GpuCurve>(
+    bases: &[G],
+    scalars: &[Scalar],
+    window_bits: u32,
+) -> Result<G::Curve, GpuError>
+where
+    G::Curve: Send + Sync,
+{
+    if bases.len() != scalars.len() {
+        return Err(GpuError::Native(format!(
+            "MSM scalars: got {}, expected {}",
+            scalars.len(),
+            bases.len()
+        )));
+    }
+    let mut out = vec![0u64; MAX_WINDOWS * G::JACOBIAN_WORDS];
+    // SAFETY: bases.len() points and as many 4-word scalars are read; `out`
+    // has out.len() words and the C++ side writes at most that many.
+    let bits = unsafe {
+        ffi::host_msm_windows(
+            G::IS_G2,
+            as_words(bases),
+            as_words(scalars),
+            bases.len(),
+            window_bits,
+            out.as_mut_ptr(),
+            out.len(),
+        )
+    }?;
+    Ok(combine_windows::<G>(&out, bits))
+}
+
+/// Σ of the bases whose bit is set, by the GPU's method on the CPU.
+pub fn batch_add<G: GpuCurve>(bases: &[G], bits: &[u64]) -> Result<G::Curve, GpuError>
+where
+    G::Curve: Send + Sync,
+{
+    if bits.len() < bases.len().div_ceil(64) {
+        return Err(GpuError::Native("bitmap shorter than the bases".into()));
+    }
+    let mut out = vec![0u64; G::JACOBIAN_WORDS];
+    // SAFETY: as in `msm`; ceil(n / 64) bitmap words are read.
+    unsafe {
+        ffi::host_batch_add(
+            G::IS_G2,
+            as_words(bases),
+            bits.as_ptr(),
+            bases.len(),
+            out.as_mut_ptr(),
+            out.len(),
+        )
+    }?;
+    Ok(G::from_jacobian_words(&out))
+}
+
+/// A field operation of the GPU code, run on the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldOp {
+    /// Fp multiplication.
+    FpMul,
+    /// Fp addition.
+    FpAdd,
+    /// Fp subtraction.
+    FpSub,
+    /// Fp2 multiplication.
+    Fp2Mul,
+    /// Fp2 squaring (`b` ignored).
+    Fp2Sqr,
+    /// Fr out of Montgomery form (`b` ignored): the canonical integer.
+    FrFromMontgomery,
+}
+
+/// Runs `op` on blst-layout words: 6 per Fp, 12 per Fp2, 4 per Fr; returns
+/// the result's words.
+pub fn field_op(op: FieldOp, a: &[u64], b: &[u64]) -> Result<Vec<u64>, GpuError> {
+    let words = match op {
+        FieldOp::FpMul | FieldOp::FpAdd | FieldOp::FpSub => 6,
+        FieldOp::Fp2Mul | FieldOp::Fp2Sqr => 12,
+        FieldOp::FrFromMontgomery => 4,
+    };
+    if a.len() != words || b.len() != words {
+        return Err(GpuError::Native(format!(
+            "field operands must be {words} words"
+        )));
+    }
+    let mut out = vec![0u64; words];
+    // SAFETY: `a`, `b` and `out` hold the operand size of `op` (checked).
+    unsafe { ffi::host_field_op(op as u32, a.as_ptr(), b.as_ptr(), out.as_mut_ptr()) }?;
+    Ok(out)
+}

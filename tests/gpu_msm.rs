@@ -1,0 +1,459 @@
+//! MSM and batch addition of the CUDA backend against blstrs.
+//!
+//! `reference_*` tests run the GPU code's arithmetic and bucket logic on the
+//! CPU (no GPU needed). `gpu_*` tests run on every CUDA device and print
+//! `skipped: no CUDA device` where there is none. Inputs are fresh random
+//! values each run; the seed is printed so a failure can be replayed.
+#![cfg(feature = "cuda")]
+
+use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::{Field, PrimeField};
+use groth16_gpu::backend::cuda::reference::{self, FieldOp};
+use groth16_gpu::backend::cuda::{
+    batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits, reserve_device_memory, GpuCurve,
+    ResidentBases,
+};
+use groth16_gpu::device::{Device, DeviceMutex};
+use group::{prime::PrimeCurveAffine, Curve, Group};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+
+fn seeded() -> ChaCha20Rng {
+    let seed = rand::thread_rng().next_u64();
+    println!("seed {seed}");
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+/// `n` random points: runs of `start + k step` (cheap additions instead of a
+/// scalar multiplication per point), normalized in batches.
+fn random_bases<G: PrimeCurveAffine>(n: usize, rng: &mut impl RngCore) -> Vec<G>
+where
+    G::Curve: Curve<AffineRepr = G> + Send + Sync,
+    G: Send + Sync,
+{
+    let seeds: Vec<u64> = (0..n.div_ceil(1024)).map(|_| rng.next_u64()).collect();
+    let mut out = vec![G::identity(); n];
+    out.par_chunks_mut(1024)
+        .zip(seeds)
+        .for_each(|(chunk, seed)| {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            let step = G::Curve::random(&mut rng);
+            let mut point = G::Curve::random(&mut rng);
+            let projective: Vec<G::Curve> = (0..chunk.len())
+                .map(|_| {
+                    point += step;
+                    point
+                })
+                .collect();
+            G::Curve::batch_normalize(&projective, chunk);
+        });
+    out
+}
+
+fn random_scalars(n: usize, rng: &mut impl RngCore) -> Vec<Scalar> {
+    (0..n).map(|_| Scalar::random(&mut *rng)).collect()
+}
+
+/// blstrs' own Σ scalars[i] bases[i].
+fn expected_g1(bases: &[G1Affine], scalars: &[Scalar]) -> G1Projective {
+    let projective: Vec<G1Projective> = bases.par_iter().map(|b| b.to_curve()).collect();
+    G1Projective::multi_exp(&projective, scalars)
+}
+
+fn expected_g2(bases: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
+    let projective: Vec<G2Projective> = bases.par_iter().map(|b| b.to_curve()).collect();
+    G2Projective::multi_exp(&projective, scalars)
+}
+
+fn expected_selected<G: PrimeCurveAffine>(bases: &[G], bits: &[bool]) -> G::Curve {
+    bases
+        .iter()
+        .zip(bits)
+        .filter(|(_, &bit)| bit)
+        .fold(G::Curve::identity(), |acc, (b, _)| acc + *b)
+}
+
+/// The special scalar sets every MSM must get right.
+fn special_scalars(n: usize, rng: &mut impl RngCore) -> Vec<(&'static str, Vec<Scalar>)> {
+    let r_minus_1 = -Scalar::ONE;
+    vec![
+        ("all zero", vec![Scalar::ZERO; n]),
+        ("all one", vec![Scalar::ONE; n]),
+        ("all r-1", vec![r_minus_1; n]),
+        ("one repeated random", vec![Scalar::random(&mut *rng); n]),
+        (
+            "mixed 0/1/r-1/random",
+            (0..n)
+                .map(|i| match i % 4 {
+                    0 => Scalar::ZERO,
+                    1 => Scalar::ONE,
+                    2 => r_minus_1,
+                    _ => Scalar::random(&mut *rng),
+                })
+                .collect(),
+        ),
+    ]
+}
+
+/// Random bases with identities and repeats (and a point and its negation).
+fn awkward_bases<G: PrimeCurveAffine>(n: usize, rng: &mut impl RngCore) -> Vec<G>
+where
+    G::Curve: Curve<AffineRepr = G> + Send + Sync,
+    G: Send + Sync,
+{
+    let mut bases = random_bases::<G>(n, rng);
+    for i in 0..n {
+        match i % 5 {
+            1 => bases[i] = G::identity(),
+            2 if i >= 2 => bases[i] = bases[i - 2],
+            3 if i >= 3 => bases[i] = -bases[i - 3],
+            _ => {}
+        }
+    }
+    bases
+}
+
+fn fp_words(x: &Fp) -> Vec<u64> {
+    // SAFETY: Fp is repr(transparent) over blst_fp, 6 u64 words.
+    unsafe { std::slice::from_raw_parts((x as *const Fp).cast::<u64>(), 6) }.to_vec()
+}
+
+fn fp2_words(x: &Fp2) -> Vec<u64> {
+    [fp_words(&x.c0()), fp_words(&x.c1())].concat()
+}
+
+#[test]
+fn reference_field_ops_match_blstrs() {
+    let mut rng = seeded();
+    for _ in 0..200 {
+        let (a, b) = (Fp::random(&mut rng), Fp::random(&mut rng));
+        let (wa, wb) = (fp_words(&a), fp_words(&b));
+        assert_eq!(
+            reference::field_op(FieldOp::FpMul, &wa, &wb).unwrap(),
+            fp_words(&(a * b))
+        );
+        assert_eq!(
+            reference::field_op(FieldOp::FpAdd, &wa, &wb).unwrap(),
+            fp_words(&(a + b))
+        );
+        assert_eq!(
+            reference::field_op(FieldOp::FpSub, &wa, &wb).unwrap(),
+            fp_words(&(a - b))
+        );
+        let (x, y) = (Fp2::random(&mut rng), Fp2::random(&mut rng));
+        let (wx, wy) = (fp2_words(&x), fp2_words(&y));
+        assert_eq!(
+            reference::field_op(FieldOp::Fp2Mul, &wx, &wy).unwrap(),
+            fp2_words(&(x * y))
+        );
+        assert_eq!(
+            reference::field_op(FieldOp::Fp2Sqr, &wx, &wy).unwrap(),
+            fp2_words(&x.square())
+        );
+    }
+    // Edge operands: 0, 1, p-1.
+    let minus_one = -Fp::ONE;
+    for (a, b) in [
+        (Fp::ZERO, minus_one),
+        (minus_one, minus_one),
+        (Fp::ONE, Fp::ZERO),
+    ] {
+        let (wa, wb) = (fp_words(&a), fp_words(&b));
+        assert_eq!(
+            reference::field_op(FieldOp::FpMul, &wa, &wb).unwrap(),
+            fp_words(&(a * b))
+        );
+        assert_eq!(
+            reference::field_op(FieldOp::FpAdd, &wa, &wb).unwrap(),
+            fp_words(&(a + b))
+        );
+        assert_eq!(
+            reference::field_op(FieldOp::FpSub, &wa, &wb).unwrap(),
+            fp_words(&(a - b))
+        );
+    }
+}
+
+fn scalar_words(s: &Scalar) -> Vec<u64> {
+    // SAFETY: Scalar is repr(transparent) over blst_fr, 4 u64 words.
+    unsafe { std::slice::from_raw_parts((s as *const Scalar).cast::<u64>(), 4) }.to_vec()
+}
+
+fn canonical_words(s: &Scalar) -> Vec<u64> {
+    s.to_repr()
+        .as_ref()
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn reference_scalars_leave_montgomery_form_and_unreduced_input_is_reduced() {
+    let mut rng = seeded();
+    let zero = vec![0u64; 4];
+    for s in random_scalars(200, &mut rng)
+        .iter()
+        .chain(&[Scalar::ZERO, Scalar::ONE, -Scalar::ONE])
+    {
+        let got = reference::field_op(FieldOp::FrFromMontgomery, &scalar_words(s), &zero).unwrap();
+        assert_eq!(got, canonical_words(s));
+    }
+    // Montgomery words x >= r stand for x mod r: x + r (no overflow: x < r < 2^255).
+    let modulus = canonical_words(&(-Scalar::ONE));
+    for s in random_scalars(50, &mut rng) {
+        let mut words = scalar_words(&s);
+        let mut carry = 0u128;
+        for (i, (w, m)) in words.iter_mut().zip(&modulus).enumerate() {
+            // r = (r - 1) + 1: the + 1 goes into the lowest limb.
+            let sum = u128::from(*w) + u128::from(*m) + u128::from(i == 0) + carry;
+            *w = sum as u64;
+            carry = sum >> 64;
+        }
+        assert_eq!(carry, 0);
+        let got = reference::field_op(FieldOp::FrFromMontgomery, &words, &zero).unwrap();
+        assert_eq!(got, canonical_words(&s), "x + r reads as x");
+    }
+}
+
+#[test]
+fn reference_msm_g1_matches_blstrs() {
+    let mut rng = seeded();
+    for n in [0usize, 1, 2, 3, 31, 200] {
+        let bases = random_bases::<G1Affine>(n, &mut rng);
+        let scalars = random_scalars(n, &mut rng);
+        let want = expected_g1(&bases, &scalars);
+        for bits in [0, 1, 4, 7, 13, 16] {
+            assert_eq!(
+                reference::msm(&bases, &scalars, bits).unwrap(),
+                want,
+                "n={n} c={bits}"
+            );
+        }
+    }
+    let bases = awkward_bases::<G1Affine>(64, &mut rng);
+    for (name, scalars) in special_scalars(64, &mut rng) {
+        let want = expected_g1(&bases, &scalars);
+        for bits in [0, 5, 16] {
+            assert_eq!(
+                reference::msm(&bases, &scalars, bits).unwrap(),
+                want,
+                "{name} c={bits}"
+            );
+        }
+    }
+}
+
+#[test]
+fn reference_msm_g2_matches_blstrs() {
+    let mut rng = seeded();
+    for n in [0usize, 1, 3, 40] {
+        let bases = random_bases::<G2Affine>(n, &mut rng);
+        let scalars = random_scalars(n, &mut rng);
+        let want = expected_g2(&bases, &scalars);
+        for bits in [0, 6, 16] {
+            assert_eq!(
+                reference::msm(&bases, &scalars, bits).unwrap(),
+                want,
+                "n={n} c={bits}"
+            );
+        }
+    }
+    let bases = awkward_bases::<G2Affine>(32, &mut rng);
+    for (name, scalars) in special_scalars(32, &mut rng) {
+        assert_eq!(
+            reference::msm(&bases, &scalars, 0).unwrap(),
+            expected_g2(&bases, &scalars),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn reference_batch_add_matches_blstrs() {
+    let mut rng = seeded();
+    for n in [0usize, 1, 63, 64, 65, 300] {
+        let g1 = awkward_bases::<G1Affine>(n, &mut rng);
+        let g2 = awkward_bases::<G2Affine>(n.min(70), &mut rng);
+        let bits: Vec<bool> = (0..n).map(|_| rng.gen()).collect();
+        let words = pack_bits(&bits);
+        assert_eq!(
+            reference::batch_add(&g1, &words).unwrap(),
+            expected_selected(&g1, &bits)
+        );
+        let bits2 = &bits[..g2.len()];
+        assert_eq!(
+            reference::batch_add(&g2, &pack_bits(bits2)).unwrap(),
+            expected_selected(&g2, bits2)
+        );
+    }
+}
+
+/// Every device behind its lock, or None (after saying why) when there is none.
+fn devices_or_skip() -> Option<Vec<DeviceMutex>> {
+    match Device::count() {
+        Ok(0) => {
+            println!("skipped: no CUDA device (the driver reports none)");
+            None
+        }
+        Err(error) => {
+            println!("skipped: no CUDA device ({error})");
+            None
+        }
+        Ok(_) => Some(DeviceMutex::all().expect("open every device")),
+    }
+}
+
+const GPU_SIZES: [usize; 8] = [0, 1, 2, 3, 31, 1000, (1 << 16) + 7, 1 << 20];
+
+#[test]
+fn gpu_msm_g1_matches_blstrs() {
+    let Some(devices) = devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    for device in &devices {
+        let guard = device.lock();
+        for n in GPU_SIZES {
+            let bases = random_bases::<G1Affine>(n, &mut rng);
+            let scalars = random_scalars(n, &mut rng);
+            let got = msm_g1(&guard, &bases, &scalars).expect("msm_g1");
+            assert_eq!(got, expected_g1(&bases, &scalars), "G1 n={n}");
+        }
+        let bases = awkward_bases::<G1Affine>(1000, &mut rng);
+        for (name, scalars) in special_scalars(1000, &mut rng) {
+            let got = msm_g1(&guard, &bases, &scalars).expect("msm_g1");
+            assert_eq!(got, expected_g1(&bases, &scalars), "G1 {name}");
+        }
+    }
+}
+
+#[test]
+fn gpu_msm_g2_matches_blstrs() {
+    let Some(devices) = devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    for device in &devices {
+        let guard = device.lock();
+        for n in GPU_SIZES {
+            let bases = random_bases::<G2Affine>(n, &mut rng);
+            let scalars = random_scalars(n, &mut rng);
+            let got = msm_g2(&guard, &bases, &scalars).expect("msm_g2");
+            assert_eq!(got, expected_g2(&bases, &scalars), "G2 n={n}");
+        }
+        let bases = awkward_bases::<G2Affine>(1000, &mut rng);
+        for (name, scalars) in special_scalars(1000, &mut rng) {
+            let got = msm_g2(&guard, &bases, &scalars).expect("msm_g2");
+            assert_eq!(got, expected_g2(&bases, &scalars), "G2 {name}");
+        }
+    }
+}
+
+#[test]
+fn gpu_batch_add_matches_blstrs() {
+    let Some(devices) = devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    for device in &devices {
+        let guard = device.lock();
+        for n in [0usize, 1, 3, 1000, (1 << 16) + 7] {
+            let g1 = awkward_bases::<G1Affine>(n, &mut rng);
+            let g2 = awkward_bases::<G2Affine>(n, &mut rng);
+            for density in [0.0, 0.5, 1.0] {
+                let bits: Vec<bool> = (0..n).map(|_| rng.gen_bool(density)).collect();
+                let words = pack_bits(&bits);
+                let got1 = batch_add_g1(&guard, &g1, &words).expect("batch_add_g1");
+                assert_eq!(got1, expected_selected(&g1, &bits), "G1 n={n} p={density}");
+                let got2 = batch_add_g2(&guard, &g2, &words).expect("batch_add_g2");
+                assert_eq!(got2, expected_selected(&g2, &bits), "G2 n={n} p={density}");
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_resident_bases_serve_many_calls_and_prefixes() {
+    let Some(devices) = devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    for device in &devices {
+        let guard = device.lock();
+        let bases = random_bases::<G1Affine>(5000, &mut rng);
+        let resident = ResidentBases::upload(&guard, &bases).expect("upload");
+        assert_eq!(
+            (resident.len(), resident.ordinal()),
+            (5000, guard.device().ordinal())
+        );
+        for n in [5000, 4097, 10, 0] {
+            let scalars = random_scalars(n, &mut rng);
+            let got = resident.msm(&guard, &scalars).expect("resident msm");
+            assert_eq!(got, expected_g1(&bases[..n], &scalars), "prefix {n}");
+        }
+        assert!(resident
+            .msm(&guard, &random_scalars(5001, &mut rng))
+            .is_err());
+        assert!(msm_g1(&guard, &bases, &random_scalars(4999, &mut rng)).is_err());
+    }
+}
+
+#[test]
+fn gpu_request_too_large_for_memory_is_an_error_and_device_stays_usable() {
+    let Some(devices) = devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    for device in &devices {
+        let guard = device.lock();
+        let n = 1 << 16;
+        let bases = random_bases::<G1Affine>(n, &mut rng);
+        let scalars = random_scalars(n, &mut rng);
+        let want = expected_g1(&bases, &scalars);
+        let resident = ResidentBases::upload(&guard, &bases).expect("upload");
+        // A reservation of all memory is itself refused, cleanly.
+        let total = guard.device().total_memory();
+        assert!(reserve_device_memory(&guard, total * 2).is_err());
+        // Leave the device 4 MiB: bases (6 MiB) cannot be uploaded again and
+        // the MSM either fits in small chunks or is refused, never crashes.
+        let free = guard.device().free_memory().expect("free memory");
+        let hog = reserve_device_memory(&guard, free - (4 << 20)).expect("reserve");
+        println!("holding {} of {} bytes", hog.bytes(), total);
+        let upload = ResidentBases::upload(&guard, &bases);
+        assert!(matches!(&upload, Err(e) if e.to_string().contains("out of device memory")));
+        match resident.msm(&guard, &scalars) {
+            Ok(got) => assert_eq!(got, want, "chunked MSM under memory pressure"),
+            Err(error) => {
+                println!("refused under pressure: {error}");
+                assert!(
+                    error.to_string().contains("out of device memory"),
+                    "{error}"
+                );
+            }
+        }
+        drop(hog);
+        assert_eq!(
+            resident.msm(&guard, &scalars).expect("msm after release"),
+            want
+        );
+        assert_eq!(
+            msm_g1(&guard, &bases, &scalars).expect("msm_g1 after release"),
+            want
+        );
+    }
+}
+
+#[test]
+fn generic_curve_constants_match_blstrs_sizes() {
+    assert_eq!(std::mem::size_of::<G1Affine>(), G1Affine::AFFINE_WORDS * 8);
+    assert_eq!(std::mem::size_of::<G2Affine>(), G2Affine::AFFINE_WORDS * 8);
+    assert_eq!(
+        std::mem::size_of::<G1Projective>(),
+        G1Affine::JACOBIAN_WORDS * 8
+    );
+    assert_eq!(
+        std::mem::size_of::<G2Projective>(),
+        G2Affine::JACOBIAN_WORDS * 8
+    );
+}
