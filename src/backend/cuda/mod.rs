@@ -27,6 +27,7 @@
 
 mod curve;
 mod msm;
+mod ntt;
 pub mod reference;
 
 pub use curve::GpuCurve;
@@ -34,3 +35,4 @@ pub use msm::{
     batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits, reserve_device_memory,
     DeviceReservation, MsmTiming, ResidentBases,
 };
+pub use ntt::{ntt, NttKind};

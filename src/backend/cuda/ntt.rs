@@ -38,7 +38,12 @@ pub fn ntt(guard: &DeviceGuard<'_>, values: &mut [Scalar], kind: NttKind) -> Res
     let (omega, pre, scale, post) = match kind {
         NttKind::Forward => (domain.omega(), None, None, None),
         NttKind::CosetForward => (domain.omega(), Some(g), None, None),
-        NttKind::Inverse => (domain.omega_inverse(), None, Some(domain.size_inverse()), None),
+        NttKind::Inverse => (
+            domain.omega_inverse(),
+            None,
+            Some(domain.size_inverse()),
+            None,
+        ),
         NttKind::CosetInverse => (
             domain.omega_inverse(),
             None,

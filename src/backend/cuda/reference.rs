@@ -9,7 +9,8 @@ use crate::bridge::ffi;
 use crate::device::GpuError;
 
 /// Σ scalars[i] · bases[i] by the GPU's method on the CPU; `window_bits` 0
-/// picks the GPU's window, 1..=16 forces one.
+/// picks the GPU's window, 4..=16 forces one (fewer bits make more windows
+/// than the result holds: an error).
 pub fn msm<G: GpuCurve>(
     bases: &[G],
     scalars: &[Scalar],
