@@ -65,6 +65,12 @@ fn parse_options() -> Result<Options, String> {
     Ok(options)
 }
 
+/// Synthesizes one circuit instance against the recorded shape.
+type Synthesizer = Box<
+    dyn FnOnce(&CircuitShape) -> Result<groth16_gpu::synthesis::Assignment, groth16_gpu::Error>
+        + Send,
+>;
+
 /// The circuits to prove plus a blank one for recording the shape and each one's public inputs.
 enum Job {
     Sha256(usize),
@@ -94,19 +100,8 @@ impl Job {
         }
     }
 
-    fn instance(
-        &self,
-        rng: &mut OsRng,
-    ) -> (
-        Box<
-            dyn FnOnce(
-                    &CircuitShape,
-                )
-                    -> Result<groth16_gpu::synthesis::Assignment, groth16_gpu::Error>
-                + Send,
-        >,
-        Vec<Scalar>,
-    ) {
+    /// A fresh instance: how to synthesize it against the shape, and its public inputs.
+    fn instance(&self, rng: &mut OsRng) -> (Synthesizer, Vec<Scalar>) {
         match *self {
             Job::Sha256(len) => {
                 let mut message = vec![0u8; len];

@@ -118,4 +118,25 @@ pub(crate) mod ffi {
         unsafe fn host_field_op(op: u32, a: *const u64, b: *const u64, out: *mut u64)
             -> Result<()>;
     }
+
+    // ---- NTT over Fr (issue 8) ----
+    // include/groth16_gpu/ntt.h, cuda/ntt/; safe wrapper in
+    // src/backend/cuda/ntt.rs, which checks the length and supplies the roots.
+    unsafe extern "C++" {
+        include!("groth16_gpu/ntt.h");
+
+        /// In place on `n` Scalars: optional pre-coset powers, the transform
+        /// with root `omega`, optional scale and post-coset powers (null skips).
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn ntt_fr(
+            device: &GpuDevice,
+            values: *mut u64,
+            n: usize,
+            omega: *const u64,
+            pre_coset: *const u64,
+            scale: *const u64,
+            post_coset: *const u64,
+            device_ms: *mut f32,
+        ) -> Result<()>;
+    }
 }

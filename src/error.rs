@@ -53,6 +53,10 @@ pub enum Error {
     /// The circuit needs a larger evaluation domain than the scalar field supports.
     #[error("the circuit has {0} constraints, more than a radix-2 domain of BLS12-381's scalar field holds")]
     DomainTooLarge(usize),
+    /// A GPU call failed (feature `cuda`).
+    #[cfg(feature = "cuda")]
+    #[error(transparent)]
+    Gpu(#[from] crate::device::GpuError),
     /// An I/O error while reading or writing.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

@@ -4,7 +4,9 @@
 //!
 //! To rewrite the committed file after changing the header:
 //! `UPDATE_FFI_TYPES=1 cargo test --test gpu_bindgen`.
-//! Needs libclang at run time (Debian: `apt-get install -y libclang1-14`).
+//! Needs libclang at run time (Debian: `apt-get install -y libclang1-14`),
+//! so it runs with feature `cuda`, whose CI step installs it.
+#![cfg(feature = "cuda")]
 
 use std::path::Path;
 

@@ -84,7 +84,7 @@ impl SparseMatrix {
             let constants = &mut self.constants;
             *self
                 .constant_slots
-                .entry(coeff.to_repr().into())
+                .entry(coeff.to_repr())
                 .or_insert_with(|| {
                     constants.push(*coeff);
                     (constants.len() - 1) as u32

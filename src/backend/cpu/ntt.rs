@@ -49,6 +49,16 @@ impl Domain {
         self.omega
     }
 
+    /// ω^-1.
+    pub fn omega_inverse(&self) -> Scalar {
+        self.omega_inv
+    }
+
+    /// m^-1, the inverse transform's scale.
+    pub fn size_inverse(&self) -> Scalar {
+        self.size_inv
+    }
+
     /// Coefficients to evaluations at ω^i.
     pub fn ntt(&self, values: &mut [Scalar]) {
         assert_eq!(values.len(), self.size, "NTT input must fill the domain");

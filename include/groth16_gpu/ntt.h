@@ -1,0 +1,31 @@
+// Number-theoretic transforms over BLS12-381's scalar field on the GPU
+// (cuda/ntt), as the cxx bridge (src/bridge.rs) sees them. Plain pointers
+// only: the header needs neither CUDA nor cxx.
+//
+// Values are blstrs Scalars as they lie in memory: 4 little-endian 64-bit
+// words in Montgomery form. Constants (roots, coset generators, scale) come
+// the same way, computed by the caller with blstrs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "groth16_gpu/device.h"
+
+namespace groth16_gpu {
+
+/// Largest transform: 2^27 values (the field's 2-adicity is 32; memory is the limit).
+constexpr uint32_t kMaxNttLog = 27;
+
+/// In place on `n` = 2^k values (`values`: 4 words each):
+///   1. values[i] *= pre_coset^i          (if `pre_coset` is not null),
+///   2. a radix-2 transform with root `omega` (order n): out[i] = Σ_j v[j] omega^(ij),
+///   3. values[i] *= scale · post_coset^i (each if not null).
+/// Forward coset NTT: pre_coset = g. Inverse: omega^-1, scale = n^-1; inverse
+/// coset: also post_coset = g^-1. Copies in, transforms on the device, copies
+/// back; `device_ms` gets the device time by CUDA events.
+void ntt_fr(const GpuDevice& device, uint64_t* values, size_t n, const uint64_t* omega,
+            const uint64_t* pre_coset, const uint64_t* scale, const uint64_t* post_coset,
+            float* device_ms);
+
+}  // namespace groth16_gpu
