@@ -264,7 +264,17 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         return Err("a proof did not verify".into());
     }
     println!("all {} proof(s) verified", proofs.len());
+    if let Some(peak) = peak_host_memory() {
+        println!("peak host memory (VmHWM): {peak}");
+    }
     Ok(())
+}
+
+/// The process's peak resident memory, where /proc says it (Linux).
+fn peak_host_memory() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.trim_start_matches("VmHWM:").trim().to_string())
 }
 
 fn hex(bytes: &[u8]) -> String {

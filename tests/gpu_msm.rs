@@ -18,6 +18,18 @@ use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
+use std::sync::{RwLock, RwLockReadGuard};
+
+/// Each test opens its own `DeviceMutex`es, so the harness's parallel tests
+/// meet on one device: the memory-pressure test holds this for writing (no
+/// other test allocates while it starves the device), the others for reading.
+static DEVICE_MEMORY: RwLock<()> = RwLock::new(());
+
+fn shared_device_memory() -> RwLockReadGuard<'static, ()> {
+    DEVICE_MEMORY
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 fn seeded() -> ChaCha20Rng {
     let seed = rand::thread_rng().next_u64();
@@ -316,6 +328,7 @@ const GPU_SIZES: [usize; 8] = [0, 1, 2, 3, 31, 1000, (1 << 16) + 7, 1 << 20];
 
 #[test]
 fn gpu_msm_g1_matches_blstrs() {
+    let _memory = shared_device_memory();
     let Some(devices) = devices_or_skip() else {
         return;
     };
@@ -338,6 +351,7 @@ fn gpu_msm_g1_matches_blstrs() {
 
 #[test]
 fn gpu_msm_g2_matches_blstrs() {
+    let _memory = shared_device_memory();
     let Some(devices) = devices_or_skip() else {
         return;
     };
@@ -360,6 +374,7 @@ fn gpu_msm_g2_matches_blstrs() {
 
 #[test]
 fn gpu_batch_add_matches_blstrs() {
+    let _memory = shared_device_memory();
     let Some(devices) = devices_or_skip() else {
         return;
     };
@@ -383,6 +398,7 @@ fn gpu_batch_add_matches_blstrs() {
 
 #[test]
 fn gpu_resident_bases_serve_many_calls_and_prefixes() {
+    let _memory = shared_device_memory();
     let Some(devices) = devices_or_skip() else {
         return;
     };
@@ -409,6 +425,9 @@ fn gpu_resident_bases_serve_many_calls_and_prefixes() {
 
 #[test]
 fn gpu_request_too_large_for_memory_is_an_error_and_device_stays_usable() {
+    let _memory = DEVICE_MEMORY
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(devices) = devices_or_skip() else {
         return;
     };
