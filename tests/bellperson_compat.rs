@@ -255,3 +255,27 @@ fn random_proofs_batch_verify() {
         assert!(verify_proof(&pvk, p, i).unwrap());
     }
 }
+
+#[test]
+fn random_parameters_match_bellperson_for_the_same_rng() {
+    let seed = rand_core::OsRng.next_u64();
+    let blank = FieldHeavy {
+        steps: 64,
+        start: None,
+    };
+    let ours = groth16_gpu::generate_random_parameters(
+        blank.clone(),
+        &mut ChaCha20Rng::seed_from_u64(seed),
+    )
+    .unwrap();
+    let theirs =
+        bp::generate_random_parameters::<Bls12, _, _>(blank, &mut ChaCha20Rng::seed_from_u64(seed))
+            .unwrap();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    ours.write(&mut a).unwrap();
+    theirs.write(&mut b).unwrap();
+    assert!(
+        a == b,
+        "seed {seed}: random parameters differ from bellperson's"
+    );
+}

@@ -148,14 +148,7 @@ pub fn generate_random_parameters<C: Circuit<Scalar>, R: RngCore>(
     circuit: C,
     rng: &mut R,
 ) -> Result<ProvingKey, Error> {
-    let g1 = G1Projective::random(&mut *rng);
-    let g2 = G2Projective::random(&mut *rng);
-    let alpha = Scalar::random(&mut *rng);
-    let beta = Scalar::random(&mut *rng);
-    let gamma = Scalar::random(&mut *rng);
-    let delta = Scalar::random(&mut *rng);
-    let tau = Scalar::random(&mut *rng);
-    generate_parameters(circuit, g1, g2, alpha, beta, gamma, delta, tau)
+    generate_parameters_for_shape_random(&CircuitShape::record(circuit)?, rng)
 }
 
 /// [`generate_random_parameters`] for an already recorded shape.
