@@ -309,6 +309,98 @@ fn reference_batch_add_matches_blstrs() {
     }
 }
 
+/// The draws of `gpu_batch_add_matches_blstrs` from `seed` (one device) up to
+/// its case (n, density): the G1 bases and the bits that case uses.
+fn batch_add_case(seed: u64, want_n: usize, want_density: f64) -> (Vec<G1Affine>, Vec<bool>) {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    for n in [0usize, 1, 3, 1000, (1 << 16) + 7] {
+        let g1 = awkward_bases::<G1Affine>(n, &mut rng);
+        let _g2 = awkward_bases::<G2Affine>(n, &mut rng);
+        for density in [0.0, 0.5, 1.0] {
+            let bits: Vec<bool> = (0..n).map(|_| rng.gen_bool(density)).collect();
+            if n == want_n && density == want_density {
+                return (g1, bits);
+            }
+        }
+    }
+    unreachable!("no such case")
+}
+
+/// The H200 failure of `gpu_batch_add_matches_blstrs` (seed
+/// 11642557286751185549, G1 n=1000 p=0.5) replayed on the host: the
+/// reference sums each 64-point word, then the words in one group (16 <=
+/// kReduceGroup), as the device does for n = 1000.
+#[test]
+fn reference_batch_add_replays_the_h200_failure_case() {
+    let (bases, bits) = batch_add_case(11642557286751185549, 1000, 0.5);
+    assert_eq!(bases.len(), 1000);
+    let want = expected_selected(&bases, &bits);
+    assert_eq!(
+        reference::batch_add(&bases, &pack_bits(&bits)).unwrap(),
+        want
+    );
+}
+
+/// Batch addition of 64-point words, each summing the listed points (the
+/// rest of the word is unselected filler): the words' partial sums meet in
+/// full XYZZ additions, so each special case of that addition is reached.
+fn words_case(words: &[Vec<G1Affine>], filler: G1Affine) -> (Vec<G1Affine>, Vec<bool>) {
+    let mut bases = Vec::new();
+    let mut bits = Vec::new();
+    for word in words {
+        assert!(word.len() <= 64);
+        for i in 0..64 {
+            bases.push(word.get(i).copied().unwrap_or(filler));
+            bits.push(i < word.len());
+        }
+    }
+    (bases, bits)
+}
+
+#[test]
+fn reference_batch_add_special_cases_of_the_full_addition() {
+    let mut rng = seeded();
+    let r = random_bases::<G1Affine>(4, &mut rng);
+    let (a, b, c, filler) = (r[0], r[1], r[2], r[3]);
+    let o = G1Affine::identity();
+    let cases: Vec<(&str, Vec<Vec<G1Affine>>)> = vec![
+        ("P + P, same Z", vec![vec![a], vec![a]]),
+        ("P + P, other Z", vec![vec![a, b], vec![b, a]]),
+        ("P + -P", vec![vec![a, b], vec![-b, -a]]),
+        ("P + -P, then more", vec![vec![a, b], vec![-a, -b], vec![c]]),
+        ("O + P", vec![vec![], vec![a, b]]),
+        ("P + O", vec![vec![a, b], vec![]]),
+        ("O + O", vec![vec![], vec![]]),
+        ("O + O, then P", vec![vec![], vec![], vec![a, c]]),
+        ("identity bases", vec![vec![o, o], vec![o, a, o], vec![o]]),
+        ("P + P + P", vec![vec![a, b], vec![b, a], vec![a, b]]),
+        ("2P + 2P", vec![vec![a, a], vec![b, b], vec![a, b, a, b]]),
+        (
+            "in-word P + P, P + -P",
+            vec![vec![a, a, b, -b, c], vec![-c]],
+        ),
+        ("in-word sum to O, then P", vec![vec![a, -a, b], vec![b]]),
+        ("2P and -2P", vec![vec![a, a], vec![-a, -a], vec![c]]),
+    ];
+    for (name, words) in cases {
+        let (bases, bits) = words_case(&words, filler);
+        let want = expected_selected(&bases, &bits);
+        assert_eq!(
+            reference::batch_add(&bases, &pack_bits(&bits)).unwrap(),
+            want,
+            "{name}"
+        );
+    }
+    // More words than one group of the row reduction (32): 40 equal words.
+    let words: Vec<Vec<G1Affine>> = (0..40).map(|_| vec![a, b, o, -c]).collect();
+    let (bases, bits) = words_case(&words, filler);
+    assert_eq!(
+        reference::batch_add(&bases, &pack_bits(&bits)).unwrap(),
+        expected_selected(&bases, &bits),
+        "40 equal words"
+    );
+}
+
 /// Every device behind its lock, or None (after saying why) when there is none.
 fn devices_or_skip() -> Option<Vec<DeviceMutex>> {
     match Device::count() {
@@ -391,6 +483,29 @@ fn gpu_batch_add_matches_blstrs() {
                 assert_eq!(got1, expected_selected(&g1, &bits), "G1 n={n} p={density}");
                 let got2 = batch_add_g2(&guard, &g2, &words).expect("batch_add_g2");
                 assert_eq!(got2, expected_selected(&g2, &bits), "G2 n={n} p={density}");
+            }
+        }
+    }
+}
+
+/// Batch additions launched right after their bases' upload, many times:
+/// the kernels must see the uploaded bases (the upload once returned before
+/// its DMA landed, and a batch addition read stale device memory).
+#[test]
+fn gpu_batch_add_right_after_upload_sees_the_bases() {
+    let _memory = shared_device_memory();
+    let Some(devices) = devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    for device in &devices {
+        let guard = device.lock();
+        for n in [1000usize, 20_000] {
+            for round in 0..24 {
+                let bases = awkward_bases::<G1Affine>(n, &mut rng);
+                let bits: Vec<bool> = (0..n).map(|_| rng.gen_bool(0.5)).collect();
+                let got = batch_add_g1(&guard, &bases, &pack_bits(&bits)).expect("batch_add_g1");
+                assert_eq!(got, expected_selected(&bases, &bits), "n={n} round {round}");
             }
         }
     }

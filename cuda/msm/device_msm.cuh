@@ -30,8 +30,6 @@ namespace msm {
 constexpr uint32_t kDevicePerTask = 32;
 /// Buckets per window segment.
 constexpr uint32_t kDeviceSegment = 32;
-/// Items per thread in the row reductions.
-constexpr uint32_t kReduceGroup = 32;
 /// Smallest chunk worth running; below it the call reports out-of-memory.
 constexpr size_t kMinChunk = 1 << 12;
 

@@ -116,7 +116,18 @@ void host_batch(const uint64_t* base_words, const uint64_t* bitmap, size_t n,
     uint32_t len = static_cast<uint32_t>(std::min<size_t>(64, n - start));
     parts.push_back(msm::sum_selected(bases, bitmap, static_cast<uint32_t>(start), len));
   }
-  ec::Xyzz<F> total = msm::sum_range(parts.data(), 0, static_cast<uint32_t>(parts.size()));
+  // The device's reduce_rows: groups of kReduceGroup word sums, each summed
+  // in order, level after level until one sum is left.
+  while (parts.size() > 1) {
+    std::vector<ec::Xyzz<F>> next;
+    for (size_t start = 0; start < parts.size(); start += msm::kReduceGroup) {
+      size_t len = std::min<size_t>(msm::kReduceGroup, parts.size() - start);
+      next.push_back(msm::sum_range(parts.data(), static_cast<uint32_t>(start),
+                                    static_cast<uint32_t>(len)));
+    }
+    parts.swap(next);
+  }
+  ec::Xyzz<F> total = parts.empty() ? ec::Xyzz<F>::identity() : parts[0];
   msm::write_windows(&total, 1, out, out_words);
 }
 

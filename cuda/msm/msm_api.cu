@@ -6,6 +6,7 @@
 #include "device_entry.h"
 #include "groth16_gpu/cuda_check.h"
 #include "groth16_gpu/msm.h"
+#include "scoped.cuh"
 
 namespace groth16_gpu {
 
@@ -49,8 +50,15 @@ std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
   auto bases = std::make_unique<MsmBases>(device.cuda_ordinal(), g2, len,
                                           device_alloc(bytes, "resident MSM bases"));
   if (bytes > 0) {
-    G16_CUDA_CHECK(cudaMemcpy(const_cast<void*>(bases->points()), words, bytes,
-                              cudaMemcpyHostToDevice));
+    // Not a plain cudaMemcpy: from pageable memory it may return once the
+    // bytes are staged, before the DMA lands, and the MSM kernels run on
+    // non-blocking streams that do not wait for the legacy default stream
+    // (a batch addition launched right after the upload read bases not yet
+    // there). The copy is complete when this stream is synchronized.
+    msm::ScopedStream stream;
+    G16_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(bases->points()), words, bytes,
+                                   cudaMemcpyHostToDevice, stream.stream));
+    G16_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
   }
   return bases;
 }

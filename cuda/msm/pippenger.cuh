@@ -134,6 +134,10 @@ G16_HD ec::Xyzz<F> sum_selected(const ec::Affine<F>* bases, const uint64_t* bitm
   return acc;
 }
 
+/// Items per thread in the row reductions (device_msm.cuh's reduce_rows;
+/// host_reference.cu's batch addition reduces its word sums the same way).
+constexpr uint32_t kReduceGroup = 32;
+
 /// Window bits for n points: minimizes W (n + 2^c), the entries plus about
 /// the bucket-reduction work, over 4 <= c <= 16.
 inline uint32_t choose_window_bits(uint64_t n) {
