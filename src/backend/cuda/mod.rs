@@ -11,6 +11,7 @@
 //!
 //! ```no_run
 //! use blstrs::{G1Affine, Scalar};
+//! use group::prime::PrimeCurveAffine;
 //! use groth16_gpu::backend::cuda::{msm_g1, ResidentBases};
 //! use groth16_gpu::device::{Device, DeviceMutex};
 //! # fn main() -> Result<(), groth16_gpu::device::GpuError> {
