@@ -1,5 +1,5 @@
 //! Without feature `cuda` this does nothing (no CUDA toolkit needed). With it,
-//! it compiles cuda/*.cu with nvcc, the cxx bridge with the host compiler, and
+//! it compiles cuda/**/*.cu with nvcc, the cxx bridge with the host compiler, and
 //! links the CUDA runtime statically.
 
 fn main() {
@@ -46,35 +46,25 @@ mod cuda {
             .opt_level(3)
             .compile("groth16_gpu_bridge");
 
-        // cc compiles .cu files with $NVCC (default: the nvcc on PATH).
-        env::set_var("NVCC", &nvcc);
-
-        // One library per .cu file: cc compiles several .cu files of one
-        // build as relocatable device code, which nothing here needs.
+        // nvcc is run directly, by path: cc would take it only from the
+        // process environment ($NVCC), which a build script should not set.
+        let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
         let cuda_dir = crate_dir.join("cuda");
-        for source in cuda_sources(&cuda_dir) {
-            // cuda/msm/msm_g1.cu -> msm_msm_g1: unique across folders.
-            let stem = source
-                .strip_prefix(&cuda_dir)
-                .expect("sources lie under cuda/")
-                .with_extension("")
-                .to_str()
-                .expect("cuda/ file names are UTF-8")
-                .replace(['/', '\\'], "_");
-            let mut build = cc::Build::new();
-            build
-                .cuda(true)
-                .cudart("none") // linked below, statically, from our own lib64
-                .include(&crate_include)
-                .file(&source)
-                .flag("-std=c++17")
-                // -O3 and no -G in every profile: device debug code is far slower.
-                .opt_level(3)
-                .debug(false);
-            for gencode in GENCODE {
-                build.flag("-gencode").flag(gencode);
+        let sources = cuda_sources(&cuda_dir);
+        let libraries: Vec<String> = sources
+            .iter()
+            .map(|source| library_name(&cuda_dir, source))
+            .collect();
+        // One nvcc per file, all at once: ptxas dominates and is single-threaded.
+        std::thread::scope(|scope| {
+            for (source, library) in sources.iter().zip(&libraries) {
+                let (nvcc, include, out_dir) = (&nvcc, &crate_include, &out_dir);
+                scope.spawn(move || compile_cuda_library(nvcc, include, source, out_dir, library));
             }
-            build.compile(&format!("groth16_gpu_cuda_{stem}"));
+        });
+        println!("cargo:rustc-link-search=native={}", out_dir.display());
+        for library in &libraries {
+            println!("cargo:rustc-link-lib=static={library}");
         }
 
         println!(
@@ -123,6 +113,53 @@ mod cuda {
                     crate_dir.display()
                 )
             })
+    }
+
+    /// cuda/msm/msm_g1.cu -> groth16_gpu_cuda_msm_msm_g1: unique across folders.
+    fn library_name(cuda_dir: &Path, source: &Path) -> String {
+        let stem = source
+            .strip_prefix(cuda_dir)
+            .expect("sources lie under cuda/")
+            .with_extension("")
+            .to_str()
+            .expect("cuda/ file names are UTF-8")
+            .replace(['/', '\\'], "_");
+        format!("groth16_gpu_cuda_{stem}")
+    }
+
+    /// Compiles one .cu file into its own static library (whole-program
+    /// device code: nothing here needs relocatable device code). -O3 and no
+    /// -G in every profile: device debug code is far slower.
+    fn compile_cuda_library(
+        nvcc: &Path,
+        include: &Path,
+        source: &Path,
+        out_dir: &Path,
+        library: &str,
+    ) {
+        let archive = out_dir.join(format!("lib{library}.a"));
+        let mut command = std::process::Command::new(nvcc);
+        command
+            .args(["-std=c++17", "-O3", "-Xcompiler", "-fPIC", "-lib"])
+            .arg("-I")
+            .arg(include)
+            .arg("-o")
+            .arg(&archive)
+            .arg(source);
+        for gencode in GENCODE {
+            command.arg("-gencode").arg(gencode);
+        }
+        let output = command
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run {}: {error}", nvcc.display()));
+        if !output.status.success() {
+            panic!(
+                "nvcc failed on {}:\n{}{}",
+                source.display(),
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
     }
 
     /// Every .cu file under `dir`, subfolders included (cuda/msm/, ...),
