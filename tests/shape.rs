@@ -39,6 +39,18 @@ fn a_saved_shape_loads_back_equal_and_proves_the_same() {
 }
 
 #[test]
+fn a_row_with_many_entries_loads_back() {
+    // BooleanHeavy's count constraint holds every bit in one row: far more
+    // entries than rows, which the reader's size checks must allow.
+    let shape = CircuitShape::record(BooleanHeavy {
+        num_bits: 3000,
+        bits: None,
+    })
+    .unwrap();
+    assert_eq!(CircuitShape::from_bytes(&saved(&shape)).unwrap(), shape);
+}
+
+#[test]
 fn every_truncation_and_trailing_byte_is_refused() {
     let shape = CircuitShape::record(FieldHeavy {
         steps: 20,
@@ -120,4 +132,16 @@ fn a_circuit_with_other_constraints_is_refused() {
     let err = shape.synthesize(short).unwrap_err();
     assert!(matches!(err, Error::ShapeMismatch(_)), "{err}");
     assert!(err.to_string().contains("constraints"));
+}
+
+#[test]
+fn extending_with_an_uncounted_witness_leaves_it_uncounted() {
+    use groth16_gpu::synthesis::WitnessAssignment;
+    let mut counted = WitnessAssignment::counting();
+    counted.enforce(|| "c", |lc| lc, |lc| lc, |lc| lc);
+    let mut also_counted = counted.clone();
+    also_counted.extend(&WitnessAssignment::counting());
+    assert_eq!(also_counted.constraints, Some(1));
+    counted.extend(&WitnessAssignment::default());
+    assert_eq!(counted.constraints, None);
 }

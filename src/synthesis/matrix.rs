@@ -195,7 +195,8 @@ impl SparseMatrix {
         num_aux: usize,
     ) -> Result<Self, String> {
         let rows = bytes.count(8)?;
-        let entries = bytes.count(8 + 4 + 4)?;
+        // Each entry is a u32 column and a u32 coefficient slot.
+        let entries = bytes.count(4 + 4)?;
         let constants = bytes.count(32)?;
         let row_starts = bytes.u64s(rows + 1)?;
         let columns = bytes.u32s(entries)?;

@@ -99,8 +99,11 @@ impl ConstraintSystem<Scalar> for WitnessAssignment {
     }
 
     fn extend(&mut self, other: &Self) {
-        if let (Some(n), Some(m)) = (self.constraints.as_mut(), other.constraints) {
-            *n += m;
+        match (self.constraints.as_mut(), other.constraints) {
+            (Some(n), Some(m)) => *n += m,
+            // An uncounted part leaves the whole uncounted.
+            (_, None) => self.skip_constraint_count(),
+            (None, Some(_)) => {}
         }
         self.input
             .extend_from_slice(other.input.get(1..).unwrap_or(&[]));
