@@ -3,27 +3,15 @@
 //! (CI and the development machine have no GPU).
 #![cfg(feature = "cuda")]
 
+#[path = "common/gpu.rs"]
+mod gpu;
+
 use std::time::Instant;
 
-use groth16_gpu::device::{Device, DeviceMutex, GpuError};
+use groth16_gpu::device::{Device, GpuError};
 
 const THREADS_PER_DEVICE: usize = 4;
 const LAUNCHES_PER_THREAD: u32 = 1000;
-
-/// Every device behind its lock, or None (after saying why) when there is none.
-fn devices_or_skip() -> Option<Vec<DeviceMutex>> {
-    match Device::count() {
-        Ok(0) => {
-            println!("skipped: no CUDA device (the driver reports none)");
-            None
-        }
-        Err(error) => {
-            println!("skipped: no CUDA device ({error})");
-            None
-        }
-        Ok(_) => Some(DeviceMutex::all().expect("open every device")),
-    }
-}
 
 #[test]
 fn an_ordinal_past_the_last_device_is_an_error_not_a_crash() {
@@ -46,7 +34,7 @@ fn an_ordinal_past_the_last_device_is_an_error_not_a_crash() {
 
 #[test]
 fn devices_report_sane_properties() {
-    let Some(devices) = devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     for (ordinal, device) in devices.iter().enumerate() {
@@ -63,7 +51,7 @@ fn devices_report_sane_properties() {
 
 #[test]
 fn every_device_at_once_from_several_threads_each() {
-    let Some(devices) = devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     std::thread::scope(|scope| {
@@ -92,7 +80,7 @@ fn every_device_at_once_from_several_threads_each() {
 
 #[test]
 fn threads_started_in_cpp_select_the_device_themselves() {
-    let Some(devices) = devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     std::thread::scope(|scope| {
@@ -115,7 +103,7 @@ fn threads_started_in_cpp_select_the_device_themselves() {
 
 #[test]
 fn one_guard_many_launches_times_the_roundtrip() {
-    let Some(devices) = devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     for device in &devices {

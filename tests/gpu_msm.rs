@@ -6,6 +6,9 @@
 //! values each run; the seed is printed so a failure can be replayed.
 #![cfg(feature = "cuda")]
 
+#[path = "common/gpu.rs"]
+mod gpu;
+
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
@@ -13,7 +16,6 @@ use groth16_gpu::backend::cuda::{
     batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits, reserve_device_memory, GpuCurve,
     ResidentBases,
 };
-use groth16_gpu::device::{Device, DeviceMutex};
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -401,27 +403,12 @@ fn reference_batch_add_special_cases_of_the_full_addition() {
     );
 }
 
-/// Every device behind its lock, or None (after saying why) when there is none.
-fn devices_or_skip() -> Option<Vec<DeviceMutex>> {
-    match Device::count() {
-        Ok(0) => {
-            println!("skipped: no CUDA device (the driver reports none)");
-            None
-        }
-        Err(error) => {
-            println!("skipped: no CUDA device ({error})");
-            None
-        }
-        Ok(_) => Some(DeviceMutex::all().expect("open every device")),
-    }
-}
-
 const GPU_SIZES: [usize; 8] = [0, 1, 2, 3, 31, 1000, (1 << 16) + 7, 1 << 20];
 
 #[test]
 fn gpu_msm_g1_matches_blstrs() {
     let _memory = shared_device_memory();
-    let Some(devices) = devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     let mut rng = seeded();
@@ -444,7 +431,7 @@ fn gpu_msm_g1_matches_blstrs() {
 #[test]
 fn gpu_msm_g2_matches_blstrs() {
     let _memory = shared_device_memory();
-    let Some(devices) = devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     let mut rng = seeded();
@@ -467,7 +454,7 @@ fn gpu_msm_g2_matches_blstrs() {
 #[test]
 fn gpu_batch_add_matches_blstrs() {
     let _memory = shared_device_memory();
-    let Some(devices) = devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     let mut rng = seeded();
@@ -494,7 +481,7 @@ fn gpu_batch_add_matches_blstrs() {
 #[test]
 fn gpu_batch_add_right_after_upload_sees_the_bases() {
     let _memory = shared_device_memory();
-    let Some(devices) = devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     let mut rng = seeded();
@@ -514,7 +501,7 @@ fn gpu_batch_add_right_after_upload_sees_the_bases() {
 #[test]
 fn gpu_resident_bases_serve_many_calls_and_prefixes() {
     let _memory = shared_device_memory();
-    let Some(devices) = devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     let mut rng = seeded();
@@ -543,7 +530,7 @@ fn gpu_request_too_large_for_memory_is_an_error_and_device_stays_usable() {
     let _memory = DEVICE_MEMORY
         .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let Some(devices) = devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     let mut rng = seeded();

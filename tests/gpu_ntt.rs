@@ -2,22 +2,14 @@
 //! Prints `skipped: no CUDA device` where there is none.
 #![cfg(feature = "cuda")]
 
+#[path = "common/gpu.rs"]
+mod gpu;
+
 use blstrs::Scalar;
 use ff::Field;
 use groth16_gpu::backend::cpu::Domain;
 use groth16_gpu::backend::cuda::{ntt, NttKind};
-use groth16_gpu::device::{Device, DeviceMutex};
 use rand_core::{OsRng, RngCore, SeedableRng};
-
-fn first_device_or_skip() -> Option<DeviceMutex> {
-    match Device::count() {
-        Ok(n) if n > 0 => Some(DeviceMutex::new(Device::open(0).expect("open device 0"))),
-        other => {
-            println!("skipped: no CUDA device ({other:?})");
-            None
-        }
-    }
-}
 
 fn cpu(values: &[Scalar], kind: NttKind) -> Vec<Scalar> {
     let domain = Domain::new(values.len()).unwrap();
@@ -40,10 +32,10 @@ const KINDS: [NttKind; 4] = [
 
 #[test]
 fn gpu_ntt_matches_cpu_on_random_inputs() {
-    let Some(device) = first_device_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
-    let guard = device.lock();
+    let guard = devices[0].lock();
     let seed = OsRng.next_u64();
     println!("seed {seed}");
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
@@ -62,10 +54,10 @@ fn gpu_ntt_matches_cpu_on_random_inputs() {
 
 #[test]
 fn gpu_ntt_edge_values_and_round_trip() {
-    let Some(device) = first_device_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
-    let guard = device.lock();
+    let guard = devices[0].lock();
     let n = 1 << 12;
     for fill in [Scalar::ZERO, Scalar::ONE, -Scalar::ONE] {
         let values = vec![fill; n];
@@ -84,10 +76,10 @@ fn gpu_ntt_edge_values_and_round_trip() {
 
 #[test]
 fn gpu_ntt_refuses_bad_lengths() {
-    let Some(device) = first_device_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
-    let guard = device.lock();
+    let guard = devices[0].lock();
     for n in [0usize, 3, 1000] {
         let mut v = vec![Scalar::ONE; n];
         assert!(ntt(&guard, &mut v, NttKind::Forward).is_err(), "length {n}");
@@ -99,10 +91,10 @@ fn gpu_ntt_refuses_bad_lengths() {
 
 #[test]
 fn gpu_ntt_at_2_pow_24_matches_cpu() {
-    let Some(device) = first_device_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
-    let guard = device.lock();
+    let guard = devices[0].lock();
     let n = 1 << 24;
     let values: Vec<Scalar> = (0..n as u64).map(|i| Scalar::from(i * 7 + 3)).collect();
     let mut gpu = values.clone();
