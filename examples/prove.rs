@@ -215,17 +215,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
             Scalar::random(&mut rng),
         )?;
         proofs.push(proof);
-        for (sum, part) in [
-            (&mut stages.h_polynomial, t.h_polynomial),
-            (&mut stages.msm_h, t.msm_h),
-            (&mut stages.msm_l, t.msm_l),
-            (&mut stages.msm_a, t.msm_a),
-            (&mut stages.msm_b_g1, t.msm_b_g1),
-            (&mut stages.msm_b_g2, t.msm_b_g2),
-            (&mut stages.assembly, t.assembly),
-        ] {
-            *sum += part;
-        }
+        stages += t;
     }
     let prove_time = start.elapsed();
 

@@ -61,6 +61,19 @@ pub struct StageTimes {
     pub assembly: Duration,
 }
 
+/// Stage by stage, for totals over several proofs.
+impl std::ops::AddAssign for StageTimes {
+    fn add_assign(&mut self, other: Self) {
+        self.h_polynomial += other.h_polynomial;
+        self.msm_h += other.msm_h;
+        self.msm_l += other.msm_l;
+        self.msm_a += other.msm_a;
+        self.msm_b_g1 += other.msm_b_g1;
+        self.msm_b_g2 += other.msm_b_g2;
+        self.assembly += other.assembly;
+    }
+}
+
 /// Runs `f`, adding its wall time to `slot`.
 fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
     let start = Instant::now();
