@@ -130,6 +130,11 @@ mod cuda {
     /// Compiles one .cu file into its own static library (whole-program
     /// device code: nothing here needs relocatable device code). -O3 and no
     /// -G in every profile: device debug code is far slower.
+    ///
+    /// Skipped when the archive is newer than the source and every header
+    /// nvcc listed for it last time, with the same command line: a change to
+    /// one .cu file then costs one nvcc run, not all of them (ptxas takes
+    /// minutes over the MSM's point arithmetic).
     fn compile_cuda_library(
         nvcc: &Path,
         include: &Path,
@@ -138,17 +143,22 @@ mod cuda {
         library: &str,
     ) {
         let archive = out_dir.join(format!("lib{library}.a"));
+        let depfile = out_dir.join(format!("{library}.d"));
+        let cmdfile = out_dir.join(format!("{library}.cmd"));
         let mut command = std::process::Command::new(nvcc);
         command
             .args(["-std=c++17", "-O3", "-Xcompiler", "-fPIC", "-lib"])
             .arg("-I")
-            .arg(include)
-            .arg("-o")
-            .arg(&archive)
-            .arg(source);
+            .arg(include);
         for gencode in GENCODE {
             command.arg("-gencode").arg(gencode);
         }
+        command.arg("-o").arg(&archive).arg(source);
+        let fingerprint = format!("{command:?}");
+        if is_up_to_date(&archive, &depfile, &cmdfile, &fingerprint) {
+            return;
+        }
+        command.arg("-MD").arg("-MF").arg(&depfile);
         let output = command
             .output()
             .unwrap_or_else(|error| panic!("cannot run {}: {error}", nvcc.display()));
@@ -160,6 +170,26 @@ mod cuda {
                 String::from_utf8_lossy(&output.stderr)
             );
         }
+        std::fs::write(&cmdfile, fingerprint)
+            .unwrap_or_else(|error| panic!("cannot write {}: {error}", cmdfile.display()));
+    }
+
+    /// Whether `archive` was built by `fingerprint` and is newer than every
+    /// file in the make-style dependency list `depfile`.
+    fn is_up_to_date(archive: &Path, depfile: &Path, cmdfile: &Path, fingerprint: &str) -> bool {
+        let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let (Some(built), Ok(deps), Ok(previous)) = (
+            modified(archive),
+            std::fs::read_to_string(depfile),
+            std::fs::read_to_string(cmdfile),
+        ) else {
+            return false;
+        };
+        previous == fingerprint
+            && deps
+                .split_whitespace()
+                .filter(|token| !token.ends_with(':') && *token != "\\")
+                .all(|dep| modified(Path::new(dep)).is_some_and(|time| time <= built))
     }
 
     /// Every .cu file under `dir`, subfolders included (cuda/msm/, ...),

@@ -54,4 +54,8 @@ std::unique_ptr<GpuDevice> open_device(size_t ordinal) {
       static_cast<uint32_t>(props.major), static_cast<uint32_t>(props.minor));
 }
 
+std::unique_ptr<GpuDevice> duplicate_device(const GpuDevice& device) {
+  return std::make_unique<GpuDevice>(device);
+}
+
 }  // namespace groth16_gpu

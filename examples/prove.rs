@@ -1,11 +1,16 @@
 //! The main job: build or load parameters for a real circuit (SHA-256 of a
-//! message through bellpepper's gadgets), prove, verify, and print each
-//! stage's time.
+//! message through bellpepper's gadgets), prove on the GPU when there is one
+//! (else on the CPU), verify, and print each stage's time.
 //!
 //! ```text
 //! cargo run --release --example prove -- [--size N] [--proofs K]
 //!     [--params FILE] [--shape FILE] [--circuit sha256|field]
+//!     [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu]
 //! ```
+//! On the GPU (feature `cuda`) the key is uploaded once, and each proof's
+//! device work overlaps the next circuit's synthesis. `--compare-cpu` also
+//! proves the first circuit on the CPU with the same r and s, checks the
+//! bytes are equal and prints both times.
 //! `--size N` aims at 2^N constraints (sha256 needs N >= 15); `--params FILE`
 //! loads the key from FILE if it exists, else generates it and saves it there;
 //! `--shape FILE` does the same for the recorded constraint matrices (a loaded
@@ -34,6 +39,9 @@ struct Options {
     params: Option<PathBuf>,
     shape: Option<PathBuf>,
     circuit: String,
+    backend: String,
+    device: usize,
+    compare_cpu: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -43,6 +51,9 @@ fn parse_options() -> Result<Options, String> {
         params: None,
         shape: None,
         circuit: "sha256".into(),
+        backend: "auto".into(),
+        device: 0,
+        compare_cpu: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -55,6 +66,11 @@ fn parse_options() -> Result<Options, String> {
             "--params" => options.params = Some(PathBuf::from(value()?)),
             "--shape" => options.shape = Some(PathBuf::from(value()?)),
             "--circuit" => options.circuit = value()?,
+            "--backend" => options.backend = value()?,
+            "--device" => {
+                options.device = value()?.parse().map_err(|e| format!("--device: {e}"))?
+            }
+            "--compare-cpu" => options.compare_cpu = true,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown option {other}")),
         }
@@ -155,7 +171,7 @@ fn main() {
     let options = match parse_options() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--shape FILE] [--circuit sha256|field]");
+            eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--shape FILE] [--circuit sha256|field] [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu]");
             std::process::exit(2);
         }
     };
@@ -165,11 +181,196 @@ fn main() {
     }
 }
 
+/// Where the proofs run.
+enum Backend {
+    Cpu,
+    #[cfg(feature = "cuda")]
+    Gpu(&'static groth16_gpu::device::DeviceMutex),
+}
+
+fn choose_backend(options: &Options) -> Result<Backend, Box<dyn std::error::Error>> {
+    let cpu_note = format!("CPU ({} threads)", rayon::current_num_threads());
+    match options.backend.as_str() {
+        "cpu" => {
+            println!("backend: {cpu_note}");
+            Ok(Backend::Cpu)
+        }
+        #[cfg(feature = "cuda")]
+        "auto" | "gpu" => {
+            let devices = match groth16_gpu::device::DeviceMutex::shared() {
+                Ok(devices) => devices,
+                Err(e) if options.backend == "auto" => {
+                    println!("backend: {cpu_note}; no usable GPU ({e})");
+                    return Ok(Backend::Cpu);
+                }
+                Err(e) => return Err(e.into()),
+            };
+            match devices.get(options.device) {
+                Some(device) => {
+                    let p = device.properties();
+                    println!(
+                        "backend: GPU {} ({}, {} SMs, {} GiB)",
+                        p.ordinal,
+                        p.name,
+                        p.sm_count,
+                        p.total_memory >> 30
+                    );
+                    Ok(Backend::Gpu(device))
+                }
+                None if options.backend == "auto" && devices.is_empty() => {
+                    println!("backend: {cpu_note}; no CUDA device");
+                    Ok(Backend::Cpu)
+                }
+                None => Err(format!(
+                    "no CUDA device {} ({} devices)",
+                    options.device,
+                    devices.len()
+                )
+                .into()),
+            }
+        }
+        #[cfg(not(feature = "cuda"))]
+        "auto" => {
+            println!("backend: {cpu_note}; built without feature `cuda`");
+            Ok(Backend::Cpu)
+        }
+        #[cfg(not(feature = "cuda"))]
+        "gpu" => Err("--backend gpu needs a build with --features cuda".into()),
+        other => Err(format!("unknown backend {other}").into()),
+    }
+}
+
+/// Proofs of every instance, with the time of each stage. On the GPU each
+/// proof's device work overlaps the next instance's synthesis.
+struct ProvingRun {
+    proofs: Vec<groth16_gpu::Proof>,
+    first_assignment: Option<groth16_gpu::synthesis::Assignment>,
+    r_s: Vec<(Scalar, Scalar)>,
+    stages: StageTimes,
+    key_upload: Duration,
+    synthesis: Duration,
+    wall: Duration,
+}
+
+fn prove_all(
+    backend: &Backend,
+    key: &ProvingKey,
+    shape: &CircuitShape,
+    jobs: Vec<Synthesizer>,
+    keep_first: bool,
+) -> Result<ProvingRun, Box<dyn std::error::Error>> {
+    let mut rng = OsRng;
+    let mut run = ProvingRun {
+        proofs: Vec::with_capacity(jobs.len()),
+        first_assignment: None,
+        r_s: Vec::new(),
+        stages: StageTimes::default(),
+        key_upload: Duration::ZERO,
+        synthesis: Duration::ZERO,
+        wall: Duration::ZERO,
+    };
+    let mut synthesize = |job: Synthesizer, run: &mut ProvingRun| {
+        let start = Instant::now();
+        let assignment = job(shape);
+        run.synthesis += start.elapsed();
+        let r_s = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+        run.r_s.push(r_s);
+        assignment.map(|a| (a, r_s))
+    };
+    match backend {
+        Backend::Cpu => {
+            let start = Instant::now();
+            for job in jobs {
+                let (assignment, (r, s)) = synthesize(job, &mut run)?;
+                let (proof, t) = prove_timed(key, &assignment, r, s)?;
+                run.proofs.push(proof);
+                run.stages += t;
+                if keep_first && run.first_assignment.is_none() {
+                    run.first_assignment = Some(assignment);
+                }
+            }
+            run.wall = start.elapsed();
+        }
+        #[cfg(feature = "cuda")]
+        Backend::Gpu(device) => {
+            use groth16_gpu::groth16::gpu::{finish_proof_timed, start_proof, GpuProvingKey};
+            let guard = device.lock();
+            let sampler = DeviceMemorySampler::start(guard.device().ordinal())?;
+            let start = Instant::now();
+            let resident = GpuProvingKey::upload(&guard, key)?;
+            run.key_upload = start.elapsed();
+            println!(
+                "key resident on device {}: {} MiB",
+                resident.ordinal(),
+                resident.device_bytes() >> 20
+            );
+            let start = Instant::now();
+            let mut pending = None;
+            for job in jobs {
+                let (assignment, (r, s)) = synthesize(job, &mut run)?;
+                if let Some(previous) = pending.take() {
+                    let (proof, t) = finish_proof_timed(&guard, previous)?;
+                    run.proofs.push(proof);
+                    run.stages += t;
+                }
+                pending = Some(start_proof(&guard, &resident, &assignment, r, s)?);
+                if keep_first && run.first_assignment.is_none() {
+                    run.first_assignment = Some(assignment);
+                }
+            }
+            if let Some(last) = pending {
+                let (proof, t) = finish_proof_timed(&guard, last)?;
+                run.proofs.push(proof);
+                run.stages += t;
+            }
+            run.wall = start.elapsed();
+            println!(
+                "peak device memory in use (all processes): {} MiB",
+                sampler.stop() >> 20
+            );
+        }
+    }
+    Ok(run)
+}
+
+/// Polls a device's free memory from a thread of its own (a second handle,
+/// no lock: the query launches nothing) and keeps the lowest value seen.
+#[cfg(feature = "cuda")]
+struct DeviceMemorySampler {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+#[cfg(feature = "cuda")]
+impl DeviceMemorySampler {
+    fn start(ordinal: usize) -> Result<Self, groth16_gpu::device::GpuError> {
+        use std::sync::atomic::Ordering;
+        let device = groth16_gpu::device::Device::open(ordinal)?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let total = device.total_memory();
+            let mut lowest_free = total;
+            while !flag.load(Ordering::Relaxed) {
+                if let Ok(free) = device.free_memory() {
+                    lowest_free = lowest_free.min(free);
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            total - lowest_free
+        });
+        Ok(Self { stop, thread })
+    }
+
+    /// Peak bytes in use while it ran.
+    fn stop(self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or(0)
+    }
+}
+
 fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
-    println!(
-        "backend: CPU ({} threads); the GPU prover is not in this build yet",
-        rayon::current_num_threads()
-    );
+    let backend = choose_backend(options)?;
     let job = Job::for_size(&options.circuit, options.size)?;
     let start = Instant::now();
     let shape = match &options.shape {
@@ -197,42 +398,40 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = OsRng;
     let (jobs, inputs): (Vec<_>, Vec<_>) =
         (0..options.proofs).map(|_| job.instance(&mut rng)).unzip();
-    let start = Instant::now();
-    let assignments = jobs
-        .into_iter()
-        .map(|synthesize| synthesize(&shape))
-        .collect::<Result<Vec<_>, _>>()?;
-    let synthesis_time = start.elapsed();
-
-    let mut stages = StageTimes::default();
-    let start = Instant::now();
-    let mut proofs = Vec::with_capacity(assignments.len());
-    for assignment in &assignments {
-        let (proof, t) = prove_timed(
-            &key,
-            assignment,
-            Scalar::random(&mut rng),
-            Scalar::random(&mut rng),
-        )?;
-        proofs.push(proof);
-        stages += t;
-    }
-    let prove_time = start.elapsed();
+    let run = prove_all(&backend, &key, &shape, jobs, options.compare_cpu)?;
+    let stages = run.stages;
 
     let start = Instant::now();
     let pvk = prepare_verifying_key(&key.vk);
-    let refs: Vec<_> = proofs.iter().collect();
+    let refs: Vec<_> = run.proofs.iter().collect();
     let valid = verify_proofs_batch(&pvk, &mut rng, &refs, &inputs)?;
     let verify_time = start.elapsed();
+
+    let cpu_time = match (&run.first_assignment, options.compare_cpu) {
+        (Some(assignment), true) => {
+            let (r, s) = run.r_s[0];
+            let start = Instant::now();
+            let cpu = groth16_gpu::groth16::prove(&key, assignment, r, s)?;
+            let elapsed = start.elapsed();
+            if cpu != run.proofs[0] {
+                return Err("the CPU proof of the first circuit differs".into());
+            }
+            println!("the CPU prover gives the same proof bytes for the first circuit");
+            Some(elapsed)
+        }
+        _ => None,
+    };
 
     println!(
         "\nstage                      time ({} proof(s))",
         options.proofs
     );
-    for (name, t) in [
+    let mut rows = vec![
         ("record or load shape", record_time),
         ("parameters", key_time),
-        ("synthesis (witness + A/B/C)", synthesis_time),
+        ("key upload (once)", run.key_upload),
+        ("synthesis (witness + A/B/C)", run.synthesis),
+        ("  upload a/b/c + split", stages.upload),
         ("  H polynomial (NTTs)", stages.h_polynomial),
         ("  MSM h", stages.msm_h),
         ("  MSM l", stages.msm_l),
@@ -240,20 +439,24 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         ("  MSM b_g1", stages.msm_b_g1),
         ("  MSM b_g2", stages.msm_b_g2),
         ("  assembly", stages.assembly),
-        ("prove total", prove_time),
+        ("synthesis + prove (wall)", run.wall),
         ("verify (batch)", verify_time),
-    ] {
+    ];
+    if let Some(cpu) = cpu_time {
+        rows.push(("CPU prover, first circuit", cpu));
+    }
+    for (name, t) in rows {
         println!("{name:<28} {}", ms(t));
     }
     println!(
         "per proof, synthesis + prove: {}",
-        ms((synthesis_time + prove_time) / options.proofs as u32)
+        ms(run.wall / options.proofs as u32)
     );
-    println!("first proof: {}", hex(&proofs[0].to_bytes()));
+    println!("first proof: {}", hex(&run.proofs[0].to_bytes()));
     if !valid {
         return Err("a proof did not verify".into());
     }
-    println!("all {} proof(s) verified", proofs.len());
+    println!("all {} proof(s) verified", run.proofs.len());
     if let Some(peak) = peak_host_memory() {
         println!("peak host memory (VmHWM): {peak}");
     }

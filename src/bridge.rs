@@ -33,6 +33,8 @@ pub(crate) mod ffi {
         fn device_count() -> Result<usize>;
         /// Opens a device; an ordinal past the count is an error.
         fn open_device(ordinal: usize) -> Result<UniquePtr<GpuDevice>>;
+        /// A second handle to the same device (plain data, no CUDA call).
+        fn duplicate_device(device: &GpuDevice) -> Result<UniquePtr<GpuDevice>>;
         /// `launches` kernel launches that write the ordinal and read it back.
         fn write_ordinal_roundtrip(device: &GpuDevice, launches: u32) -> Result<()>;
         /// The same roundtrip from `threads` threads started on the C++ side.
@@ -79,6 +81,16 @@ pub(crate) mod ffi {
             out_words: usize,
             device_ms: *mut f32,
         ) -> Result<u32>;
+        /// msm_windows over scalars already on the device.
+        unsafe fn msm_windows_resident(
+            device: &GpuDevice,
+            bases: &MsmBases,
+            scalars: &DeviceScalars,
+            n: usize,
+            out: *mut u64,
+            out_words: usize,
+            device_ms: *mut f32,
+        ) -> Result<u32>;
         /// Σ of the first `n` bases whose bitmap bit is set (Jacobian).
         unsafe fn batch_add(
             device: &GpuDevice,
@@ -119,11 +131,47 @@ pub(crate) mod ffi {
             -> Result<()>;
     }
 
-    // ---- NTT over Fr (issue 8) ----
-    // include/groth16_gpu/ntt.h, cuda/ntt/; safe wrapper in
-    // src/backend/cuda/ntt.rs, which checks the length and supplies the roots.
+    // ---- NTT over Fr and the H polynomial (issue 8) ----
+    // include/groth16_gpu/ntt.h and device_scalars.h, cuda/ntt/,
+    // cuda/device_scalars.cu; safe wrappers in src/backend/cuda/ntt.rs and
+    // device_scalars.rs, which check lengths and supply the roots.
     unsafe extern "C++" {
         include!("groth16_gpu/ntt.h");
+        include!("groth16_gpu/device_scalars.h");
+
+        /// Scalars resident in one device's memory, freed there on drop.
+        type DeviceScalars;
+
+        /// Number of scalars.
+        #[cxx_name = "len"]
+        fn scalars_len(self: &DeviceScalars) -> usize;
+        /// The CUDA ordinal of the device that holds them.
+        #[cxx_name = "ordinal"]
+        fn scalars_ordinal(self: &DeviceScalars) -> usize;
+
+        /// Copies `n` scalars into a new device buffer of `len` (zero-padded).
+        unsafe fn upload_scalars(
+            device: &GpuDevice,
+            words: *const u64,
+            n: usize,
+            len: usize,
+        ) -> Result<UniquePtr<DeviceScalars>>;
+        /// Copies the first `n` scalars back.
+        unsafe fn download_scalars(
+            device: &GpuDevice,
+            scalars: &DeviceScalars,
+            out: *mut u64,
+            n: usize,
+        ) -> Result<()>;
+        /// (a b - c) / Z on the coset, into `a` as coefficients; six constants.
+        unsafe fn h_polynomial(
+            device: &GpuDevice,
+            a: &DeviceScalars,
+            b: &DeviceScalars,
+            c: &DeviceScalars,
+            constants: *const u64,
+            device_ms: *mut f32,
+        ) -> Result<()>;
 
         /// In place on `n` Scalars: optional pre-coset powers, the transform
         /// with root `omega`, optional scale and post-coset powers (null skips).

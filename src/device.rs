@@ -29,6 +29,27 @@ pub enum GpuError {
     /// The driver reports no CUDA device.
     #[error("no CUDA device")]
     NoDevice,
+    /// Work started on one device was handed to another device's guard.
+    #[error("work of device {expected} was given device {got}'s guard")]
+    WrongDevice {
+        /// The device that holds the work.
+        expected: usize,
+        /// The device whose guard was given.
+        got: usize,
+    },
+    /// A request that cannot fit in the device's free memory, refused
+    /// before anything was allocated.
+    #[error("out of device memory: {what} needs {needed} bytes, device {ordinal} has {free} free")]
+    OutOfMemory {
+        /// What the memory was for.
+        what: String,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes free when asked.
+        free: u64,
+        /// The device.
+        ordinal: usize,
+    },
     /// An ordinal at or past the number of devices.
     #[error("device ordinal {ordinal} is out of range: {count} CUDA devices")]
     InvalidOrdinal {
@@ -37,6 +58,20 @@ pub enum GpuError {
         /// The devices there are.
         count: usize,
     },
+}
+
+impl GpuError {
+    /// Whether the device ran out of memory: a request refused before
+    /// allocating, or an allocation (by us or inside CUDA, e.g. creating a
+    /// stream) that failed. The device stays usable either way.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            GpuError::OutOfMemory { .. } => true,
+            GpuError::Cuda { message, .. } => message.starts_with("cudaErrorMemoryAllocation"),
+            GpuError::Native(message) => message.contains("out of device memory"),
+            _ => false,
+        }
+    }
 }
 
 impl From<cxx::Exception> for GpuError {
@@ -127,6 +162,15 @@ impl Device {
         Ok(Device { properties, handle })
     }
 
+    /// A second handle to this device (no CUDA call): lets a worker thread
+    /// launch on the device its caller named.
+    pub(crate) fn duplicate(&self) -> Result<Device, GpuError> {
+        Ok(Device {
+            properties: self.properties.clone(),
+            handle: DeviceHandle(ffi::duplicate_device(self.handle.get())?),
+        })
+    }
+
     /// Opens every device, in ordinal order.
     pub fn all() -> Result<Vec<Device>, GpuError> {
         (0..Device::count()?).map(Device::open).collect()
@@ -195,13 +239,37 @@ impl DeviceMutex {
     }
 
     /// Opens every device, each behind its own lock, in ordinal order.
+    /// Each call makes new locks; [`DeviceMutex::shared`] is the one set
+    /// for the whole process.
     pub fn all() -> Result<Vec<DeviceMutex>, GpuError> {
         Ok(Device::all()?.into_iter().map(DeviceMutex::new).collect())
+    }
+
+    /// Every device behind one lock each, the same set for every caller in
+    /// this process (opened on first use; no device is an empty slice).
+    /// Provers that share devices should lock these, so two callers never
+    /// hold two locks on one device.
+    pub fn shared() -> Result<&'static [DeviceMutex], GpuError> {
+        static SHARED: std::sync::OnceLock<Vec<DeviceMutex>> = std::sync::OnceLock::new();
+        if let Some(devices) = SHARED.get() {
+            return Ok(devices);
+        }
+        let devices = match DeviceMutex::all() {
+            Ok(devices) => devices,
+            Err(GpuError::NoDevice) => Vec::new(),
+            Err(error) => return Err(error),
+        };
+        Ok(SHARED.get_or_init(|| devices))
     }
 
     /// The device's properties, readable without locking.
     pub fn properties(&self) -> &DeviceProperties {
         &self.properties
+    }
+
+    /// Exclusive use of the device if nobody holds it now.
+    pub fn try_lock(&self) -> Option<DeviceGuard<'_>> {
+        self.device.try_lock().map(|device| DeviceGuard { device })
     }
 
     /// Waits for exclusive use of the device.

@@ -116,8 +116,10 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, size_t nc, G
   uint32_t n32 = static_cast<uint32_t>(nc);
   uint32_t nb = g.total_buckets();
   size_t m = nc * g.windows;
-  G16_CUDA_CHECK(cudaMemcpyAsync(s.scalars, scalars, nc * sizeof(ff::Fr),
-                                 cudaMemcpyHostToDevice, stream));
+  // Default: the scalars may lie on the host or already on this device
+  // (the H polynomial's result).
+  G16_CUDA_CHECK(cudaMemcpyAsync(s.scalars, scalars, nc * sizeof(ff::Fr), cudaMemcpyDefault,
+                                 stream));
   G16_CUDA_CHECK(cudaMemsetAsync(s.counts[0], 0, (nb + 1) * sizeof(uint32_t), stream));
   entries_kernel<<<grid_for(nc), kBlock, 0, stream>>>(s.scalars, n32, g, s.keys[0],
                                                       s.values[0], s.counts[0]);

@@ -70,6 +70,22 @@ uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases, const uint6
              : msm::device_msm_g1(device, bases, scalars, n, out, out_words, device_ms);
 }
 
+uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,
+                              const DeviceScalars& scalars, size_t n, uint64_t* out,
+                              size_t out_words, float* device_ms) {
+  if (scalars.ordinal() != device.ordinal()) {
+    throw std::invalid_argument("MSM scalars live on device " +
+                                std::to_string(scalars.ordinal()) + ", not on device " +
+                                std::to_string(device.ordinal()));
+  }
+  if (n > scalars.len()) {
+    throw std::invalid_argument("MSM of " + std::to_string(n) + " scalars over " +
+                                std::to_string(scalars.len()) + " resident scalars");
+  }
+  return msm_windows(device, bases, static_cast<const uint64_t*>(scalars.data()), n, out,
+                     out_words, device_ms);
+}
+
 void batch_add(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap, size_t n,
                uint64_t* out, size_t out_words, float* device_ms) {
   if (bases.is_g2()) {

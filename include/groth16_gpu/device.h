@@ -53,6 +53,9 @@ size_t device_count();
 /// Opens the device `ordinal`; throws when ordinal >= device_count().
 std::unique_ptr<GpuDevice> open_device(size_t ordinal);
 
+/// A second handle to the same device: a copy of the plain data.
+std::unique_ptr<GpuDevice> duplicate_device(const GpuDevice& device);
+
 /// `launches` times: a kernel writes the device's ordinal to device memory,
 /// the host reads it back and checks it, and checks that the current device
 /// and the buffer's device are the handle's. Throws on any mismatch.

@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "groth16_gpu/device.h"
+#include "groth16_gpu/device_scalars.h"
 
 namespace groth16_gpu {
 
@@ -76,6 +77,11 @@ std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
 uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases,
                      const uint64_t* scalars, size_t n, uint64_t* out,
                      size_t out_words, float* device_ms);
+
+/// msm_windows over the first `n` scalars already on the device.
+uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,
+                              const DeviceScalars& scalars, size_t n, uint64_t* out,
+                              size_t out_words, float* device_ms);
 
 /// Σ of the bases whose bit is set (bit i of bitmap word i / 64), over the
 /// first `n` bases; writes one Jacobian point to `out` (18 or 36 words).

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "groth16_gpu/device.h"
+#include "groth16_gpu/device_scalars.h"
 
 namespace groth16_gpu {
 
@@ -27,5 +28,16 @@ constexpr uint32_t kMaxNttLog = 27;
 void ntt_fr(const GpuDevice& device, uint64_t* values, size_t n, const uint64_t* omega,
             const uint64_t* pre_coset, const uint64_t* scale, const uint64_t* post_coset,
             float* device_ms);
+
+/// Scalars the H polynomial takes, in this order: omega, omega^-1, m^-1,
+/// g, g^-1, z^-1 (z = g^m - 1, the vanishing polynomial on the coset).
+constexpr size_t kHConstants = 6;
+
+/// The H polynomial of a proof, on the device: a, b and c hold the m = 2^k
+/// evaluations of A, B, C on the domain (zero-padded); afterwards `a` holds
+/// the coefficients of (A B - C) / Z (the last one zero), left on the device
+/// for the H MSM; b and c are overwritten. `constants`: kHConstants scalars.
+void h_polynomial(const GpuDevice& device, const DeviceScalars& a, const DeviceScalars& b,
+                  const DeviceScalars& c, const uint64_t* constants, float* device_ms);
 
 }  // namespace groth16_gpu

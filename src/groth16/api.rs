@@ -1,5 +1,11 @@
 //! Entry points shaped like bellperson's, so Filecoin code can switch with
-//! small changes.
+//! small changes. With feature `cuda` they prove on a GPU when this process
+//! sees one (a free device of [`DeviceMutex::shared`], the key uploaded once
+//! per call), else on the CPU; the proofs are the same bytes either way.
+//! Provers that keep a key on a device across calls use
+//! [`gpu::GpuProvingKey`](super::gpu::GpuProvingKey) directly.
+//!
+//! [`DeviceMutex::shared`]: crate::device::DeviceMutex::shared
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
@@ -8,9 +14,9 @@ use rand_core::RngCore;
 use rayon::prelude::*;
 
 use super::prover::check_batch_lengths;
-use super::{prove, prove_batch, Proof};
+use super::{prove, Proof};
 use crate::params::ProvingKey;
-use crate::synthesis::synthesize;
+use crate::synthesis::{synthesize, Assignment};
 use crate::Error;
 
 /// Synthesizes `circuit` and proves it with the given `r` and `s`.
@@ -21,7 +27,20 @@ pub fn create_proof<C: Circuit<Scalar>>(
     s: Scalar,
 ) -> Result<Proof, Error> {
     let assignment = synthesize(circuit)?;
-    prove(key, &assignment, r, s)
+    with_backend(key, |prove| prove(&assignment, r, s))?
+}
+
+/// A proving function over `key`: a GPU session's when there is a device,
+/// else the CPU prover's. Opened after synthesis, so no device is held
+/// while circuits are synthesized.
+type ProveFn<'a> = dyn Fn(&Assignment, Scalar, Scalar) -> Result<Proof, Error> + 'a;
+
+fn with_backend<T>(key: &ProvingKey, f: impl FnOnce(&ProveFn<'_>) -> T) -> Result<T, Error> {
+    #[cfg(feature = "cuda")]
+    if let Some(session) = super::gpu::GpuSession::open(key)? {
+        return Ok(f(&|assignment, r, s| session.prove(assignment, r, s)));
+    }
+    Ok(f(&|assignment, r, s| prove(key, assignment, r, s)))
 }
 
 /// [`create_proof`] with `r` then `s` drawn from `rng`.
@@ -47,7 +66,13 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
         .into_par_iter()
         .map(synthesize)
         .collect::<Result<Vec<_>, _>>()?;
-    prove_batch(key, &assignments, &r_s, &s_s)
+    with_backend(key, |prove| {
+        assignments
+            .iter()
+            .zip(r_s.iter().zip(&s_s))
+            .map(|(assignment, (r, s))| prove(assignment, *r, *s))
+            .collect()
+    })?
 }
 
 /// [`create_proof_batch`] with all `r` values, then all `s` values, drawn
@@ -80,11 +105,13 @@ pub fn create_proofs_isolated<C: Circuit<Scalar> + Send>(
         .into_par_iter()
         .map(synthesize_catching_panics)
         .collect();
-    Ok(assignments
-        .into_iter()
-        .zip(r_s.into_iter().zip(s_s))
-        .map(|(assignment, (r, s))| prove(key, &assignment?, r, s))
-        .collect())
+    with_backend(key, |prove| {
+        assignments
+            .into_iter()
+            .zip(r_s.into_iter().zip(s_s))
+            .map(|(assignment, (r, s))| prove(&assignment?, r, s))
+            .collect()
+    })
 }
 
 /// [`synthesize`], with a panic inside the circuit turned into an error.

@@ -2,6 +2,8 @@
 //! verifier, and bellperson-shaped entry points over them.
 
 mod api;
+#[cfg(feature = "cuda")]
+pub mod gpu;
 mod proof;
 mod prover;
 mod verifier;

@@ -1,12 +1,12 @@
 use std::time::{Duration, Instant};
 
 use bellpepper_core::SynthesisError;
-use blstrs::Scalar;
+use blstrs::{G1Projective, G2Projective, Scalar};
 use group::{prime::PrimeCurveAffine, Curve};
 
 use super::Proof;
 use crate::backend::cpu::{compute_h, msm, msm_with_density, Domain};
-use crate::params::ProvingKey;
+use crate::params::{ProvingKey, VerifyingKey};
 use crate::synthesis::Assignment;
 use crate::Error;
 
@@ -25,26 +25,95 @@ fn expect_len(query: &'static str, available: usize, needed: usize) -> Result<()
 /// Checks that every query of `key` has exactly the points the assignment's
 /// circuit needs: a key made for another circuit would give a wrong proof.
 pub fn check_key_fits(key: &ProvingKey, assignment: &Assignment) -> Result<(), Error> {
-    let n = assignment.num_constraints();
-    if assignment.b.len() != n || assignment.c.len() != n {
-        return Err(Error::ShapeMismatch(
-            "A, B and C evaluations differ in length".into(),
-        ));
+    KeySizes::of(key).check(assignment)
+}
+
+/// How many points each query of a proving key holds: all a prover needs to
+/// check that a key fits a circuit, kept where the points are not (a key
+/// resident on a GPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KeySizes {
+    pub ic: usize,
+    pub h: usize,
+    pub l: usize,
+    pub a: usize,
+    pub b_g1: usize,
+    pub b_g2: usize,
+}
+
+impl KeySizes {
+    pub fn of(key: &ProvingKey) -> Self {
+        Self {
+            ic: key.vk.ic.len(),
+            h: key.h.len(),
+            l: key.l.len(),
+            a: key.a.len(),
+            b_g1: key.b_g1.len(),
+            b_g2: key.b_g2.len(),
+        }
     }
-    let domain = Domain::new(n)?;
-    let inputs = assignment.input.len();
-    let b_points = assignment.b_input_density.total() + assignment.b_aux_density.total();
-    expect_len("ic", key.vk.ic.len(), inputs)?;
-    expect_len("h", key.h.len(), domain.size() - 1)?;
-    expect_len("l", key.l.len(), assignment.aux.len())?;
-    expect_len("a", key.a.len(), inputs + assignment.a_aux_density.total())?;
-    expect_len("b_g1", key.b_g1.len(), b_points)?;
-    expect_len("b_g2", key.b_g2.len(), b_points)
+
+    /// Err unless every query matches what `assignment` needs.
+    pub fn check(&self, assignment: &Assignment) -> Result<(), Error> {
+        let n = assignment.num_constraints();
+        if assignment.b.len() != n || assignment.c.len() != n {
+            return Err(Error::ShapeMismatch(
+                "A, B and C evaluations differ in length".into(),
+            ));
+        }
+        let domain = Domain::new(n)?;
+        let inputs = assignment.input.len();
+        let b_points = assignment.b_input_density.total() + assignment.b_aux_density.total();
+        expect_len("ic", self.ic, inputs)?;
+        expect_len("h", self.h, domain.size() - 1)?;
+        expect_len("l", self.l, assignment.aux.len())?;
+        expect_len("a", self.a, inputs + assignment.a_aux_density.total())?;
+        expect_len("b_g1", self.b_g1, b_points)?;
+        expect_len("b_g2", self.b_g2, b_points)
+    }
+}
+
+/// A verifying key that cannot make a sound proof (bellperson refuses it too).
+pub(crate) fn check_delta(vk: &VerifyingKey) -> Result<(), Error> {
+    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
+        return Err(SynthesisError::UnexpectedIdentity.into());
+    }
+    Ok(())
+}
+
+/// The five MSMs of one proof.
+pub(crate) struct MsmSums {
+    pub h: G1Projective,
+    pub l: G1Projective,
+    pub a: G1Projective,
+    pub b_g1: G1Projective,
+    pub b_g2: G2Projective,
+}
+
+/// The proof from its MSMs, r and s:
+/// A = α + a + rδ, B = β + b + sδ, C = h + l + sA + rB₁ - rsδ, expanded.
+pub(crate) fn assemble(vk: &VerifyingKey, sums: &MsmSums, r: Scalar, s: Scalar) -> Proof {
+    let proof_a = vk.delta_g1 * r + vk.alpha_g1 + sums.a;
+    let proof_b = vk.delta_g2 * s + vk.beta_g2 + sums.b_g2;
+    let proof_c = sums.a * s
+        + sums.b_g1 * r
+        + vk.delta_g1 * (r * s)
+        + vk.alpha_g1 * s
+        + vk.beta_g1 * r
+        + sums.h
+        + sums.l;
+    Proof {
+        a: proof_a.to_affine(),
+        b: proof_b.to_affine(),
+        c: proof_c.to_affine(),
+    }
 }
 
 /// Where one proof's time went, stage by stage.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StageTimes {
+    /// Host to device copies of a proof's inputs (GPU only; zero on the CPU).
+    pub upload: Duration,
     /// The H polynomial: three inverse NTTs, three coset NTTs, one inverse coset NTT.
     pub h_polynomial: Duration,
     /// MSM over the h query.
@@ -64,6 +133,7 @@ pub struct StageTimes {
 /// Stage by stage, for totals over several proofs.
 impl std::ops::AddAssign for StageTimes {
     fn add_assign(&mut self, other: Self) {
+        self.upload += other.upload;
         self.h_polynomial += other.h_polynomial;
         self.msm_h += other.msm_h;
         self.msm_l += other.msm_l;
@@ -75,7 +145,7 @@ impl std::ops::AddAssign for StageTimes {
 }
 
 /// Runs `f`, adding its wall time to `slot`.
-fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
+pub(crate) fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let out = f();
     *slot += start.elapsed();
@@ -101,9 +171,7 @@ pub fn prove_timed(
 ) -> Result<(Proof, StageTimes), Error> {
     check_key_fits(key, assignment)?;
     let vk = &key.vk;
-    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
-        return Err(SynthesisError::UnexpectedIdentity.into());
-    }
+    check_delta(vk)?;
     let mut t = StageTimes::default();
     let domain = Domain::new(assignment.num_constraints())?;
     let h_coeffs = timed(&mut t.h_polynomial, || {
@@ -134,18 +202,14 @@ pub fn prove_timed(
         )
     })?;
 
-    let proof = timed(&mut t.assembly, || {
-        // A = α + a + rδ, B = β + b + sδ, C = h + l + sA + rB₁ - rsδ, expanded.
-        let proof_a = vk.delta_g1 * r + vk.alpha_g1 + a;
-        let proof_b = vk.delta_g2 * s + vk.beta_g2 + b_g2;
-        let proof_c =
-            a * s + b_g1 * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r + h + l;
-        Proof {
-            a: proof_a.to_affine(),
-            b: proof_b.to_affine(),
-            c: proof_c.to_affine(),
-        }
-    });
+    let sums = MsmSums {
+        h,
+        l,
+        a,
+        b_g1,
+        b_g2,
+    };
+    let proof = timed(&mut t.assembly, || assemble(vk, &sums, r, s));
     Ok((proof, t))
 }
 

@@ -7,6 +7,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
 
 use super::curve::{as_words, combine_windows, GpuCurve, MAX_WINDOWS};
+use super::device_scalars::DeviceScalars;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
 
@@ -99,37 +100,69 @@ where
                 self.len(),
             ));
         }
-        if scalars.is_empty() {
-            let timing = MsmTiming {
-                device_ms: 0.0,
-                window_bits: 0,
-            };
-            return Ok((G::Curve::identity(), timing));
-        }
-        let mut out = vec![0u64; MAX_WINDOWS * G::JACOBIAN_WORDS];
-        let mut device_ms = 0f32;
-        // SAFETY: scalars.len() scalars of 4 words each are read; `out` has
-        // out.len() words; the C++ side checks the bases' device, group and
-        // length, and writes at most out.len() words.
-        let window_bits = unsafe {
+        // SAFETY: scalars.len() scalars of 4 words each are read; the C++
+        // side checks the bases' device, group and length.
+        self.run_windows(scalars.len(), |out, out_words, device_ms| unsafe {
             ffi::msm_windows(
                 guard.ffi_device(),
                 self.bases(),
                 as_words(scalars),
                 scalars.len(),
-                out.as_mut_ptr(),
-                out.len(),
-                &mut device_ms,
-            )
-        }?;
-        let sum = combine_windows::<G>(&out, window_bits);
-        Ok((
-            sum,
-            MsmTiming {
+                out,
+                out_words,
                 device_ms,
-                window_bits,
-            },
-        ))
+            )
+        })
+    }
+
+    /// Runs one window-sum call over `n` scalars (none: the identity) and
+    /// combines its windows.
+    fn run_windows(
+        &self,
+        n: usize,
+        call: impl FnOnce(*mut u64, usize, *mut f32) -> Result<u32, cxx::Exception>,
+    ) -> Result<(G::Curve, MsmTiming), GpuError> {
+        let mut timing = MsmTiming {
+            device_ms: 0.0,
+            window_bits: 0,
+        };
+        if n == 0 {
+            return Ok((G::Curve::identity(), timing));
+        }
+        // `out` has out.len() words; the C++ side writes at most that many.
+        let mut out = vec![0u64; MAX_WINDOWS * G::JACOBIAN_WORDS];
+        timing.window_bits = call(out.as_mut_ptr(), out.len(), &mut timing.device_ms)?;
+        Ok((combine_windows::<G>(&out, timing.window_bits), timing))
+    }
+
+    /// Σ scalars[i] · bases[i] over the first `n` scalars of a buffer that
+    /// already lies on the device (the H polynomial's result).
+    pub fn msm_device_scalars(
+        &self,
+        guard: &DeviceGuard<'_>,
+        scalars: &DeviceScalars,
+        n: usize,
+    ) -> Result<(G::Curve, MsmTiming), GpuError> {
+        if n > self.len() || n > scalars.len() {
+            return Err(mismatch(
+                "MSM over resident scalars and bases",
+                n,
+                self.len().min(scalars.len()),
+            ));
+        }
+        // SAFETY: the C++ side checks the scalars' and bases' devices, the
+        // group and the lengths.
+        self.run_windows(n, |out, out_words, device_ms| unsafe {
+            ffi::msm_windows_resident(
+                guard.ffi_device(),
+                self.bases(),
+                scalars.inner(),
+                n,
+                out,
+                out_words,
+                device_ms,
+            )
+        })
     }
 
     /// Σ of the first `n` bases whose bit is set in `bits` (bit i of word

@@ -1,0 +1,74 @@
+// Device-resident scalars (include/groth16_gpu/device_scalars.h).
+#include <stdexcept>
+#include <string>
+
+#include "groth16_gpu/cuda_check.h"
+#include "groth16_gpu/device_scalars.h"
+
+namespace groth16_gpu {
+
+namespace {
+
+constexpr size_t kScalarBytes = 32;
+
+void check_device(const GpuDevice& device, const DeviceScalars& scalars) {
+  if (scalars.ordinal() != device.ordinal()) {
+    throw std::invalid_argument("scalars live on device " + std::to_string(scalars.ordinal()) +
+                                ", not on device " + std::to_string(device.ordinal()));
+  }
+}
+
+}  // namespace
+
+DeviceScalars::DeviceScalars(int ordinal, size_t len, void* ptr)
+    : ordinal_(ordinal), len_(len), ptr_(ptr) {}
+
+DeviceScalars::~DeviceScalars() {
+  // Destructors must not throw: a failure here leaks at worst.
+  if (ptr_ && cudaSetDevice(ordinal_) == cudaSuccess) cudaFree(ptr_);
+}
+
+std::unique_ptr<DeviceScalars> upload_scalars(const GpuDevice& device, const uint64_t* words,
+                                              size_t n, size_t len) {
+  if (n > len) throw std::invalid_argument("more scalars than the buffer holds");
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  void* ptr = nullptr;
+  if (len > 0) {
+    cudaError_t error = cudaMalloc(&ptr, len * kScalarBytes);
+    if (error == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw std::runtime_error("out of device memory: " + std::to_string(len) +
+                               " scalars need " + std::to_string(len * kScalarBytes) +
+                               " bytes");
+    }
+    G16_CUDA_CHECK(error);
+  }
+  auto scalars = std::make_unique<DeviceScalars>(device.cuda_ordinal(), len, ptr);
+  if (len > 0) {
+    // One stream, synchronized: the copy has landed when this returns, for
+    // whichever stream reads the buffer next.
+    cudaStream_t stream = nullptr;
+    G16_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaError_t error = cudaMemcpyAsync(ptr, words, n * kScalarBytes, cudaMemcpyHostToDevice,
+                                        stream);
+    if (error == cudaSuccess && len > n) {
+      error = cudaMemsetAsync(static_cast<char*>(ptr) + n * kScalarBytes, 0,
+                              (len - n) * kScalarBytes, stream);
+    }
+    cudaError_t synced = cudaStreamSynchronize(stream);
+    cudaStreamDestroy(stream);
+    G16_CUDA_CHECK(error);
+    G16_CUDA_CHECK(synced);
+  }
+  return scalars;
+}
+
+void download_scalars(const GpuDevice& device, const DeviceScalars& scalars, uint64_t* out,
+                      size_t n) {
+  check_device(device, scalars);
+  if (n > scalars.len()) throw std::invalid_argument("download past the scalars' end");
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  if (n > 0) G16_CUDA_CHECK(cudaMemcpy(out, scalars.data(), n * kScalarBytes, cudaMemcpyDefault));
+}
+
+}  // namespace groth16_gpu

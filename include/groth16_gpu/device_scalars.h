@@ -1,0 +1,45 @@
+// Scalars (blstrs::Scalar, 4 words each, Montgomery form) resident in one
+// device's memory: the H polynomial's a, b, c evaluations and its result,
+// which the H MSM then reads where it lies. Plain pointers only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "groth16_gpu/device.h"
+
+namespace groth16_gpu {
+
+/// `len` scalars in device memory, freed on that device on drop.
+class DeviceScalars {
+ public:
+  DeviceScalars(int ordinal, size_t len, void* ptr);
+  ~DeviceScalars();
+  DeviceScalars(const DeviceScalars&) = delete;
+  DeviceScalars& operator=(const DeviceScalars&) = delete;
+
+  /// Number of scalars.
+  size_t len() const { return len_; }
+  /// The CUDA ordinal of the device that holds them.
+  size_t ordinal() const { return static_cast<size_t>(ordinal_); }
+  /// Device pointer to the scalars (device memory is not the handle's state,
+  /// so a const handle still lets kernels write it).
+  void* data() const { return ptr_; }
+
+ private:
+  int ordinal_;
+  size_t len_;
+  void* ptr_;
+};
+
+/// Copies `n` scalars to a new device buffer of `len` >= n scalars, the rest
+/// zero. Returns when the copy has landed.
+std::unique_ptr<DeviceScalars> upload_scalars(const GpuDevice& device, const uint64_t* words,
+                                              size_t n, size_t len);
+
+/// Copies the first `n` scalars back to the host.
+void download_scalars(const GpuDevice& device, const DeviceScalars& scalars, uint64_t* out,
+                      size_t n);
+
+}  // namespace groth16_gpu

@@ -1,0 +1,167 @@
+//! Scalars held in one device's memory, and the H polynomial computed there:
+//! a proof's a, b, c evaluations go up once and the H MSM reads the result
+//! where it lies.
+
+use blstrs::Scalar;
+use ff::{Field, PrimeField};
+
+use super::curve::as_words;
+use crate::backend::cpu::Domain;
+use crate::bridge::ffi;
+use crate::device::{DeviceGuard, GpuError};
+
+/// Scalars resident on one device; freed there on drop.
+pub struct DeviceScalars {
+    handle: cxx::UniquePtr<ffi::DeviceScalars>,
+}
+
+// SAFETY: a device pointer plus plain data; its destructor selects its own
+// device, and every launch that touches it goes through a DeviceGuard.
+unsafe impl Send for DeviceScalars {}
+// SAFETY: shared references only read the plain data.
+unsafe impl Sync for DeviceScalars {}
+
+impl DeviceScalars {
+    /// Copies `values` into a new buffer of `len` scalars on the guard's
+    /// device, zero past `values.len()`; returns once the copy has landed.
+    pub fn upload(
+        guard: &DeviceGuard<'_>,
+        values: &[Scalar],
+        len: usize,
+    ) -> Result<Self, GpuError> {
+        if values.len() > len {
+            return Err(GpuError::Native(format!(
+                "{} scalars do not fit a buffer of {len}",
+                values.len()
+            )));
+        }
+        // SAFETY: values.len() scalars of four words each are read.
+        let handle = unsafe {
+            ffi::upload_scalars(guard.ffi_device(), as_words(values), values.len(), len)
+        }?;
+        Ok(Self { handle })
+    }
+
+    /// Number of scalars.
+    pub fn len(&self) -> usize {
+        self.inner().scalars_len()
+    }
+
+    /// Whether the buffer is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The CUDA ordinal of the device that holds them.
+    pub fn ordinal(&self) -> usize {
+        self.inner().scalars_ordinal()
+    }
+
+    /// The first `n` scalars, copied back.
+    pub fn download(&self, guard: &DeviceGuard<'_>, n: usize) -> Result<Vec<Scalar>, GpuError> {
+        if n > self.len() {
+            return Err(GpuError::Native(format!(
+                "download of {n} scalars from a buffer of {}",
+                self.len()
+            )));
+        }
+        let mut out = vec![Scalar::ZERO; n];
+        // SAFETY: `out` holds n scalars of four words; the C++ side checks
+        // the device and the length again.
+        unsafe {
+            ffi::download_scalars(
+                guard.ffi_device(),
+                self.inner(),
+                out.as_mut_ptr().cast::<u64>(),
+                n,
+            )
+        }?;
+        Ok(out)
+    }
+
+    pub(crate) fn inner(&self) -> &ffi::DeviceScalars {
+        self.handle
+            .as_ref()
+            .expect("upload_scalars never returns null")
+    }
+}
+
+/// A proof's a, b, c evaluations on one device, zero-padded to the domain:
+/// the input of the H polynomial.
+pub struct HInputs {
+    a: DeviceScalars,
+    b: DeviceScalars,
+    c: DeviceScalars,
+}
+
+impl HInputs {
+    /// Uploads a, b, c (each `n` <= m long) into buffers of the domain's
+    /// size m; returns once the copies have landed.
+    pub fn upload(
+        guard: &DeviceGuard<'_>,
+        domain: &Domain,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+    ) -> Result<Self, GpuError> {
+        let m = domain.size();
+        if a.len() != b.len() || a.len() != c.len() || a.len() > m {
+            return Err(GpuError::Native(format!(
+                "H polynomial of {}, {} and {} evaluations over a domain of {m}",
+                a.len(),
+                b.len(),
+                c.len()
+            )));
+        }
+        Ok(Self {
+            a: DeviceScalars::upload(guard, a, m)?,
+            b: DeviceScalars::upload(guard, b, m)?,
+            c: DeviceScalars::upload(guard, c, m)?,
+        })
+    }
+
+    /// The coefficients of (A B - C) / Z, left on the device (m scalars, the
+    /// last one zero; the H MSM reads the first m - 1), with the device time
+    /// in milliseconds. `domain` must be the one the inputs were uploaded for.
+    pub fn compute(
+        self,
+        guard: &DeviceGuard<'_>,
+        domain: &Domain,
+    ) -> Result<(DeviceScalars, f32), GpuError> {
+        let g = Scalar::MULTIPLICATIVE_GENERATOR;
+        let constants = [
+            domain.omega(),
+            domain.omega_inverse(),
+            domain.size_inverse(),
+            g,
+            g.invert().unwrap(),
+            domain.vanishing_on_coset().invert().unwrap(),
+        ];
+        let mut device_ms = 0f32;
+        // SAFETY: `constants` is the six scalars h_polynomial reads; the
+        // three buffers' device and lengths are checked on the C++ side.
+        unsafe {
+            ffi::h_polynomial(
+                guard.ffi_device(),
+                self.a.inner(),
+                self.b.inner(),
+                self.c.inner(),
+                as_words(&constants),
+                &mut device_ms,
+            )
+        }?;
+        Ok((self.a, device_ms))
+    }
+}
+
+/// The H polynomial on the guard's device: [`HInputs::upload`] then
+/// [`HInputs::compute`].
+pub fn h_polynomial(
+    guard: &DeviceGuard<'_>,
+    domain: &Domain,
+    a: &[Scalar],
+    b: &[Scalar],
+    c: &[Scalar],
+) -> Result<(DeviceScalars, f32), GpuError> {
+    HInputs::upload(guard, domain, a, b, c)?.compute(guard, domain)
+}

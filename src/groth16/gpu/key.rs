@@ -1,0 +1,124 @@
+//! A proving key resident on one device: uploaded once, shared by every
+//! proof started there, freed (on that device) when the last handle drops.
+
+use std::sync::Arc;
+
+use blstrs::{G1Affine, G2Affine};
+
+use crate::backend::cuda::ResidentBases;
+use crate::device::{Device, DeviceGuard, GpuError};
+use crate::groth16::prover::{check_delta, KeySizes};
+use crate::params::{ProvingKey, VerifyingKey};
+use crate::Error;
+
+/// Device memory a proof needs besides its key: the H polynomial's a, b, c
+/// and two twiddle tables over the domain (m = h + 1 scalars of 32 bytes
+/// each, 4 m in all), plus room for the MSM's scratch (it works in chunks,
+/// so this is a floor, not the whole).
+pub(super) fn proof_working_bytes(sizes: &KeySizes) -> u64 {
+    const MSM_SCRATCH_FLOOR: u64 = 256 << 20;
+    let m = (sizes.h + 1) as u64;
+    4 * m * 32 + MSM_SCRATCH_FLOOR
+}
+
+/// Err([`GpuError::OutOfMemory`]) unless `device` has `needed` bytes free.
+pub(super) fn ensure_free_memory(device: &Device, what: &str, needed: u64) -> Result<(), GpuError> {
+    let free = device.free_memory()?;
+    if needed > free {
+        return Err(GpuError::OutOfMemory {
+            what: what.into(),
+            needed,
+            free,
+            ordinal: device.ordinal(),
+        });
+    }
+    Ok(())
+}
+
+/// The key's queries on the device, and what the host side keeps.
+pub(super) struct ResidentKey {
+    pub vk: VerifyingKey,
+    pub sizes: KeySizes,
+    pub ordinal: usize,
+    pub h: ResidentBases<G1Affine>,
+    pub l: ResidentBases<G1Affine>,
+    pub a: ResidentBases<G1Affine>,
+    pub b_g1: ResidentBases<G1Affine>,
+    pub b_g2: ResidentBases<G2Affine>,
+}
+
+/// A proving key held in one device's memory. Cloning shares it; the device
+/// memory is freed when the last clone (and the last proof using it) drops.
+#[derive(Clone)]
+pub struct GpuProvingKey {
+    pub(super) inner: Arc<ResidentKey>,
+}
+
+impl GpuProvingKey {
+    /// Device bytes the key's points take (without a proof's working memory).
+    pub fn points_bytes(key: &ProvingKey) -> u64 {
+        let g1 = (key.h.len() + key.l.len() + key.a.len() + key.b_g1.len()) as u64;
+        g1 * 96 + key.b_g2.len() as u64 * 192
+    }
+
+    /// Device bytes needed to hold `key` and run one proof with it.
+    pub fn required_bytes(key: &ProvingKey) -> u64 {
+        Self::points_bytes(key) + proof_working_bytes(&KeySizes::of(key))
+    }
+
+    /// Copies `key`'s points to the guard's device. A key that cannot fit
+    /// together with one proof's working memory is refused before anything
+    /// is allocated ([`GpuError::OutOfMemory`]).
+    pub fn upload(guard: &DeviceGuard<'_>, key: &ProvingKey) -> Result<Self, Error> {
+        check_delta(&key.vk)?;
+        let device = guard.device();
+        ensure_free_memory(
+            device,
+            "the proving key and one proof",
+            Self::required_bytes(key),
+        )?;
+        log::debug!(
+            "uploading a proving key of {} MiB to device {}",
+            Self::points_bytes(key) >> 20,
+            device.ordinal()
+        );
+        let inner = ResidentKey {
+            vk: key.vk.clone(),
+            sizes: KeySizes::of(key),
+            ordinal: device.ordinal(),
+            h: ResidentBases::upload(guard, &key.h)?,
+            l: ResidentBases::upload(guard, &key.l)?,
+            a: ResidentBases::upload(guard, &key.a)?,
+            b_g1: ResidentBases::upload(guard, &key.b_g1)?,
+            b_g2: ResidentBases::upload(guard, &key.b_g2)?,
+        };
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The CUDA ordinal of the device that holds the key.
+    pub fn ordinal(&self) -> usize {
+        self.inner.ordinal
+    }
+
+    /// The verifying key.
+    pub fn verifying_key(&self) -> &VerifyingKey {
+        &self.inner.vk
+    }
+
+    /// Device bytes the resident points take.
+    pub fn device_bytes(&self) -> u64 {
+        let k = &self.inner;
+        (k.h.len() + k.l.len() + k.a.len() + k.b_g1.len()) as u64 * 96 + k.b_g2.len() as u64 * 192
+    }
+}
+
+impl std::fmt::Debug for GpuProvingKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuProvingKey")
+            .field("ordinal", &self.inner.ordinal)
+            .field("sizes", &self.inner.sizes)
+            .finish()
+    }
+}

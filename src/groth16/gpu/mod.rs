@@ -1,0 +1,26 @@
+//! The Groth16 prover on a GPU (feature `cuda`): a proving key resident on
+//! a device, and proofs started and finished on that named device.
+//!
+//! ```no_run
+//! # use groth16_gpu::{ProvingKey, synthesis::Assignment};
+//! use groth16_gpu::device::DeviceMutex;
+//! use groth16_gpu::groth16::gpu::{finish_proof, start_proof, GpuProvingKey};
+//! # fn run(key: &ProvingKey, assignments: &[Assignment]) -> Result<(), groth16_gpu::Error> {
+//! let devices = DeviceMutex::shared()?;
+//! let guard = devices[0].lock();
+//! let resident = GpuProvingKey::upload(&guard, key)?; // once per device
+//! let (r, s) = (blstrs::Scalar::from(7u64), blstrs::Scalar::from(11u64));
+//! let pending = start_proof(&guard, &resident, &assignments[0], r, s)?;
+//! // ... synthesize the next circuit on the host meanwhile ...
+//! let proof = finish_proof(&guard, pending)?;
+//! # Ok(()) }
+//! ```
+
+mod auto;
+mod key;
+mod prover;
+mod split;
+
+pub(crate) use auto::GpuSession;
+pub use key::GpuProvingKey;
+pub use prover::{finish_proof, finish_proof_timed, prove_on_device, start_proof, PendingProof};

@@ -1,0 +1,219 @@
+//! start_proof / finish_proof: a proof's GPU work runs on a worker thread
+//! bound to the named device while the caller's thread goes on (synthesizing
+//! the next circuit); finishing waits for it on that same device.
+
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use blstrs::Scalar;
+use group::Group;
+
+use super::key::{ensure_free_memory, proof_working_bytes, GpuProvingKey, ResidentKey};
+use super::split::{ProofScalars, SplitScalars};
+use crate::backend::cpu::Domain;
+use crate::backend::cuda::{GpuCurve, HInputs, ResidentBases};
+use crate::device::{Device, DeviceGuard, DeviceMutex, GpuError};
+use crate::groth16::prover::{assemble, timed, MsmSums, StageTimes};
+use crate::groth16::Proof;
+use crate::synthesis::Assignment;
+use crate::Error;
+
+type WorkerResult = Result<(MsmSums, StageTimes), Error>;
+
+/// A proof whose GPU work was started on one device. Finish it with
+/// [`finish_proof`] and a guard of that device. Dropping it waits for the
+/// work in flight and frees its device buffers; the device stays usable.
+#[must_use = "a pending proof does nothing until finished"]
+pub struct PendingProof {
+    ordinal: usize,
+    worker: Option<JoinHandle<WorkerResult>>,
+    key: GpuProvingKey,
+    r: Scalar,
+    s: Scalar,
+    upload: Duration,
+}
+
+impl PendingProof {
+    /// The CUDA ordinal of the device doing the work.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+}
+
+impl Drop for PendingProof {
+    fn drop(&mut self) {
+        if let Some(worker) = self.worker.take() {
+            // The result (or a panic) is dropped with the proof; the worker's
+            // buffers are freed as it returns.
+            let _ = worker.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for PendingProof {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingProof")
+            .field("ordinal", &self.ordinal)
+            .finish_non_exhaustive()
+    }
+}
+
+fn check_device(expected: usize, guard: &DeviceGuard<'_>) -> Result<(), GpuError> {
+    let got = guard.device().ordinal();
+    if got == expected {
+        Ok(())
+    } else {
+        Err(GpuError::WrongDevice { expected, got })
+    }
+}
+
+/// Starts proving `assignment` with `key` (resident on the guard's device)
+/// and the given r and s: uploads a, b, c, prepares the MSM scalars, and
+/// leaves the NTTs and the five MSMs (B in G2 too) running on the device.
+/// A key resident on another device, a key that does not fit the circuit,
+/// or a proof that cannot fit the device's free memory is an error, before
+/// any work starts.
+pub fn start_proof(
+    guard: &DeviceGuard<'_>,
+    key: &GpuProvingKey,
+    assignment: &Assignment,
+    r: Scalar,
+    s: Scalar,
+) -> Result<PendingProof, Error> {
+    let device = guard.device();
+    check_device(key.ordinal(), guard)?;
+    let sizes = &key.inner.sizes;
+    sizes.check(assignment)?;
+    ensure_free_memory(
+        device,
+        "a proof's working memory",
+        proof_working_bytes(sizes),
+    )?;
+
+    let domain = Domain::new(assignment.num_constraints())?;
+    let mut upload = Duration::ZERO;
+    // The copies on this thread (the guard stays here), the scalars' split
+    // beside them.
+    let (inputs, scalars) = timed(&mut upload, || {
+        std::thread::scope(|scope| {
+            let scalars = scope.spawn(|| ProofScalars::of(assignment));
+            let inputs =
+                HInputs::upload(guard, &domain, &assignment.a, &assignment.b, &assignment.c);
+            (inputs, scalars.join())
+        })
+    });
+    let inputs = inputs?;
+    let scalars =
+        scalars.map_err(|_| GpuError::Native("splitting a proof's scalars panicked".into()))?;
+    let worker_device = device.duplicate()?;
+    let worker_key = key.clone();
+    let worker = std::thread::Builder::new()
+        .name(format!("groth16-gpu-{}", device.ordinal()))
+        .spawn(move || run_on_device(worker_device, &worker_key.inner, domain, inputs, scalars))
+        .map_err(|e| GpuError::Native(format!("cannot start a proof's worker thread: {e}")))?;
+    Ok(PendingProof {
+        ordinal: device.ordinal(),
+        worker: Some(worker),
+        key: key.clone(),
+        r,
+        s,
+        upload,
+    })
+}
+
+/// Waits for a pending proof's GPU work on the guard's device and assembles
+/// the proof. A guard of another device is an error (the work is dropped,
+/// never assembled into a wrong proof).
+pub fn finish_proof(guard: &DeviceGuard<'_>, pending: PendingProof) -> Result<Proof, Error> {
+    finish_proof_timed(guard, pending).map(|(proof, _)| proof)
+}
+
+/// [`finish_proof`], also returning the time of each stage: upload on the
+/// caller's thread, the rest on the device's worker (wall time).
+pub fn finish_proof_timed(
+    guard: &DeviceGuard<'_>,
+    mut pending: PendingProof,
+) -> Result<(Proof, StageTimes), Error> {
+    check_device(pending.ordinal, guard)?;
+    let worker = pending
+        .worker
+        .take()
+        .ok_or_else(|| GpuError::Native("a pending proof without its worker".into()))?;
+    let (sums, mut times) = worker
+        .join()
+        .map_err(|_| GpuError::Native("a proof's GPU worker panicked".into()))??;
+    times.upload = pending.upload;
+    let vk = &pending.key.inner.vk;
+    let proof = timed(&mut times.assembly, || {
+        assemble(vk, &sums, pending.r, pending.s)
+    });
+    Ok((proof, times))
+}
+
+/// [`start_proof`] then [`finish_proof_timed`].
+pub fn prove_on_device(
+    guard: &DeviceGuard<'_>,
+    key: &GpuProvingKey,
+    assignment: &Assignment,
+    r: Scalar,
+    s: Scalar,
+) -> Result<(Proof, StageTimes), Error> {
+    let pending = start_proof(guard, key, assignment, r, s)?;
+    finish_proof_timed(guard, pending)
+}
+
+/// The worker: every launch on `device`, which the caller's guard covers.
+fn run_on_device(
+    device: Device,
+    key: &ResidentKey,
+    domain: Domain,
+    inputs: HInputs,
+    scalars: ProofScalars,
+) -> WorkerResult {
+    // A lock of our own on a second handle to the caller's device: the
+    // backend launches through guards, and the caller holds the real one.
+    let own = DeviceMutex::new(device);
+    let guard = own.lock();
+    let mut t = StageTimes::default();
+    let (h_coeffs, _) = timed(&mut t.h_polynomial, || inputs.compute(&guard, &domain))?;
+    let h = timed(&mut t.msm_h, || {
+        key.h
+            .msm_device_scalars(&guard, &h_coeffs, domain.size() - 1)
+    })?
+    .0;
+    drop(h_coeffs);
+    let l = timed(&mut t.msm_l, || split_msm(&guard, &key.l, &scalars.l))?;
+    let a = timed(&mut t.msm_a, || split_msm(&guard, &key.a, &scalars.a))?;
+    let b_g1 = timed(&mut t.msm_b_g1, || split_msm(&guard, &key.b_g1, &scalars.b))?;
+    let b_g2 = timed(&mut t.msm_b_g2, || split_msm(&guard, &key.b_g2, &scalars.b))?;
+    Ok((
+        MsmSums {
+            h,
+            l,
+            a,
+            b_g1,
+            b_g2,
+        },
+        t,
+    ))
+}
+
+/// Σ scalars·bases as a bucket MSM over the general scalars plus a batch
+/// addition of the bases whose scalar is 1.
+fn split_msm<G: GpuCurve>(
+    guard: &DeviceGuard<'_>,
+    bases: &ResidentBases<G>,
+    split: &SplitScalars,
+) -> Result<G::Curve, GpuError>
+where
+    G::Curve: Send + Sync,
+{
+    let mut sum = G::Curve::identity();
+    if split.general_count > 0 {
+        sum += bases.msm(guard, &split.general)?;
+    }
+    if split.ones_count > 0 {
+        sum += bases.batch_add(guard, &split.ones, split.len())?;
+    }
+    Ok(sum)
+}

@@ -1,0 +1,369 @@
+//! The GPU prover against the CPU prover (GPU): for the same r and s the
+//! proofs are the same bytes, bellperson's verifier accepts them; keys and
+//! pending proofs are bound to their device; a key that cannot fit is
+//! refused; a dropped pending proof leaves the device usable. Without a
+//! device every test prints that it skipped.
+//!
+//! G16_GPU_PROVER_MAX_LOG (default 18) sets the largest circuit, 2^k
+//! constraints, of the size sweep (the bundle's run sets 22).
+#![cfg(feature = "cuda")]
+
+#[path = "common/circuits.rs"]
+mod circuits;
+#[path = "common/gpu.rs"]
+mod gpu;
+
+use bellpepper_core::Circuit;
+use bellperson::groth16 as bp;
+use blstrs::{Bls12, Scalar};
+use circuits::*;
+use ff::Field;
+use groth16_gpu::backend::cpu::{compute_h, Domain};
+use groth16_gpu::backend::cuda::{h_polynomial, reserve_device_memory};
+use groth16_gpu::device::{DeviceGuard, DeviceMutex, GpuError};
+use groth16_gpu::groth16::gpu::{finish_proof, prove_on_device, start_proof, GpuProvingKey};
+use groth16_gpu::groth16::prove;
+use groth16_gpu::synthesis::{synthesize, Assignment, CircuitShape};
+use groth16_gpu::{
+    create_proof, generate_parameters_for_shape_random, Error, ProvingKey, VerifyingKey,
+};
+use rand_chacha::ChaCha20Rng;
+use rand_core::{RngCore, SeedableRng};
+
+fn fresh_rng() -> ChaCha20Rng {
+    let seed = rand_core::OsRng.next_u64();
+    eprintln!("seed {seed}");
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+/// A key for `blank` and the assignment of `circuit`.
+fn key_and_assignment<C: Circuit<Scalar>>(
+    blank: C,
+    circuit: C,
+    rng: &mut ChaCha20Rng,
+) -> (ProvingKey, Assignment) {
+    let shape = CircuitShape::record(blank).expect("record the shape");
+    let key = generate_parameters_for_shape_random(&shape, rng).expect("generate a key");
+    let assignment = shape.synthesize(circuit).expect("synthesize");
+    (key, assignment)
+}
+
+fn bellperson_accepts(vk: &VerifyingKey, proof: &groth16_gpu::Proof, inputs: &[Scalar]) -> bool {
+    let mut vk_bytes = Vec::new();
+    vk.write(&mut vk_bytes).unwrap();
+    let their_vk = bp::VerifyingKey::<Bls12>::read(&vk_bytes[..]).unwrap();
+    let pvk = bp::prepare_verifying_key(&their_vk);
+    let decoded = bp::Proof::<Bls12>::read(&proof.to_bytes()[..]).unwrap();
+    bp::verify_proof(&pvk, &decoded, inputs).unwrap()
+}
+
+/// Uploads `key` to the guard's device and proves there; must equal `expected`.
+fn assert_device_proves(
+    guard: &DeviceGuard<'_>,
+    key: &ProvingKey,
+    assignment: &Assignment,
+    r: Scalar,
+    s: Scalar,
+    expected: &groth16_gpu::Proof,
+) {
+    let resident = GpuProvingKey::upload(guard, key).expect("upload the key");
+    let (proof, _) = prove_on_device(guard, &resident, assignment, r, s).expect("GPU proof");
+    assert_eq!(&proof, expected, "device {}", guard.device().ordinal());
+}
+
+/// GPU and CPU proofs of one assignment: the same bytes, and valid.
+fn check_same_proof(
+    device: &DeviceMutex,
+    key: &ProvingKey,
+    assignment: &Assignment,
+    inputs: &[Scalar],
+    rng: &mut ChaCha20Rng,
+) {
+    let r = Scalar::random(&mut *rng);
+    let s = Scalar::random(&mut *rng);
+    let guard = device.lock();
+    let resident = GpuProvingKey::upload(&guard, key).expect("upload the key");
+    let (gpu, times) = prove_on_device(&guard, &resident, assignment, r, s).expect("GPU proof");
+    let cpu = prove(key, assignment, r, s).expect("CPU proof");
+    assert_eq!(gpu.to_bytes(), cpu.to_bytes(), "GPU and CPU proofs differ");
+    assert!(
+        bellperson_accepts(&key.vk, &gpu, inputs),
+        "bellperson rejects the GPU proof"
+    );
+    println!(
+        "device {}: {} constraints: {times:?}",
+        guard.device().ordinal(),
+        assignment.num_constraints()
+    );
+}
+
+#[test]
+fn gpu_proofs_equal_cpu_proofs_on_the_test_circuits() {
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = fresh_rng();
+    for device in &devices {
+        let message: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37)).collect();
+        let inputs = Sha256Circuit::public_inputs(&message);
+        let (key, assignment) = key_and_assignment(
+            Sha256Circuit::blank(message.len()),
+            Sha256Circuit::new(message),
+            &mut rng,
+        );
+        check_same_proof(device, &key, &assignment, &inputs, &mut rng);
+
+        let circuit = BooleanHeavy::random(3000, &mut rng);
+        let inputs = circuit.public_inputs();
+        let blank = BooleanHeavy {
+            num_bits: 3000,
+            bits: None,
+        };
+        let (key, assignment) = key_and_assignment(blank, circuit, &mut rng);
+        check_same_proof(device, &key, &assignment, &inputs, &mut rng);
+
+        let circuit = ManyInputs {
+            values: random_scalars(7, &mut rng),
+        };
+        let inputs = circuit.public_inputs();
+        let blank = ManyInputs {
+            values: vec![None; 7],
+        };
+        let (key, assignment) = key_and_assignment(blank, circuit, &mut rng);
+        check_same_proof(device, &key, &assignment, &inputs, &mut rng);
+
+        for start in [
+            Scalar::ZERO,
+            Scalar::ONE,
+            -Scalar::ONE,
+            Scalar::random(&mut rng),
+        ] {
+            let circuit = FieldHeavy {
+                steps: 5000,
+                start: Some(start),
+            };
+            let inputs = vec![circuit.result()];
+            let blank = FieldHeavy {
+                steps: 5000,
+                start: None,
+            };
+            let (key, assignment) = key_and_assignment(blank, circuit, &mut rng);
+            check_same_proof(device, &key, &assignment, &inputs, &mut rng);
+        }
+    }
+}
+
+#[test]
+fn gpu_proofs_equal_cpu_proofs_up_to_the_largest_size() {
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let max_log: u32 = std::env::var("G16_GPU_PROVER_MAX_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(18);
+    let mut rng = fresh_rng();
+    let mut log = 12;
+    while log <= max_log {
+        // Two constraints go to the inputs: 2^log - 3 steps leaves the
+        // domain one short of full, exercising the padding.
+        let steps = (1usize << log) - 3;
+        let circuit = FieldHeavy {
+            steps,
+            start: Some(Scalar::random(&mut rng)),
+        };
+        let inputs = vec![circuit.result()];
+        let (key, assignment) =
+            key_and_assignment(FieldHeavy { steps, start: None }, circuit, &mut rng);
+        check_same_proof(&devices[0], &key, &assignment, &inputs, &mut rng);
+        log += 2;
+    }
+}
+
+#[test]
+fn h_polynomial_on_the_device_equals_the_cpu() {
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = fresh_rng();
+    let guard = devices[0].lock();
+    for n in [1usize, 2, 3, 1000, 1024, (1 << 16) + 7] {
+        let random = |rng: &mut ChaCha20Rng| -> Vec<Scalar> {
+            (0..n).map(|_| Scalar::random(&mut *rng)).collect()
+        };
+        let (a, b) = (random(&mut rng), random(&mut rng));
+        let c: Vec<Scalar> = a.iter().zip(&b).map(|(a, b)| a * b).collect();
+        let domain = Domain::new(n).unwrap();
+        let expected = compute_h(&domain, &a, &b, &c);
+        let (on_device, _) = h_polynomial(&guard, &domain, &a, &b, &c).expect("H on the GPU");
+        let got = on_device.download(&guard, domain.size()).unwrap();
+        assert_eq!(got[..domain.size() - 1], expected[..], "n = {n}");
+        assert_eq!(
+            got[domain.size() - 1],
+            Scalar::ZERO,
+            "n = {n}: top coefficient"
+        );
+    }
+}
+
+#[test]
+fn bellperson_shaped_functions_prove_on_the_gpu() {
+    let Some(_devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = fresh_rng();
+    let circuit = FieldHeavy {
+        steps: 3000,
+        start: Some(Scalar::random(&mut rng)),
+    };
+    let inputs = vec![circuit.result()];
+    let blank = FieldHeavy {
+        steps: 3000,
+        start: None,
+    };
+    let (key, assignment) = key_and_assignment(blank, circuit.clone(), &mut rng);
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let auto = create_proof(circuit, &key, r, s).expect("create_proof");
+    assert_eq!(auto, prove(&key, &assignment, r, s).unwrap());
+    assert!(bellperson_accepts(&key.vk, &auto, &inputs));
+}
+
+#[test]
+fn work_is_bound_to_its_device() {
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    if devices.len() < 2 {
+        println!("skipped: needs two CUDA devices, found {}", devices.len());
+        return;
+    }
+    let mut rng = fresh_rng();
+    let circuit = FieldHeavy {
+        steps: 1000,
+        start: Some(Scalar::random(&mut rng)),
+    };
+    let blank = FieldHeavy {
+        steps: 1000,
+        start: None,
+    };
+    let (key, assignment) = key_and_assignment(blank, circuit, &mut rng);
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let resident = GpuProvingKey::upload(&devices[0].lock(), &key).unwrap();
+
+    // A key of device 0 with device 1's guard.
+    let other = devices[1].lock();
+    match start_proof(&other, &resident, &assignment, r, s) {
+        Err(Error::Gpu(GpuError::WrongDevice {
+            expected: 0,
+            got: 1,
+        })) => {}
+        other => panic!("expected WrongDevice, got {other:?}"),
+    }
+    // A proof started on device 0, finished with device 1's guard.
+    let pending = start_proof(&devices[0].lock(), &resident, &assignment, r, s).unwrap();
+    match finish_proof(&other, pending) {
+        Err(Error::Gpu(GpuError::WrongDevice {
+            expected: 0,
+            got: 1,
+        })) => {}
+        other => panic!("expected WrongDevice, got {other:?}"),
+    }
+    // Both devices still prove, each with its own key.
+    drop(other);
+    let expected = prove(&key, &assignment, r, s).unwrap();
+    for device in &devices {
+        assert_device_proves(&device.lock(), &key, &assignment, r, s, &expected);
+    }
+}
+
+#[test]
+fn dropped_pending_proofs_free_the_device() {
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = fresh_rng();
+    let steps = (1 << 16) - 3;
+    let circuit = FieldHeavy {
+        steps,
+        start: Some(Scalar::random(&mut rng)),
+    };
+    let (key, assignment) =
+        key_and_assignment(FieldHeavy { steps, start: None }, circuit, &mut rng);
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let guard = devices[0].lock();
+    let resident = GpuProvingKey::upload(&guard, &key).unwrap();
+    let before = guard.device().free_memory().unwrap();
+    for _ in 0..20 {
+        let pending = start_proof(&guard, &resident, &assignment, r, s).unwrap();
+        drop(pending);
+    }
+    let after = guard.device().free_memory().unwrap();
+    // Stream-ordered pools may keep a little; 20 leaked proofs would not fit in this.
+    assert!(
+        after + (64 << 20) >= before,
+        "free memory fell from {before} to {after} after dropped proofs"
+    );
+    drop(resident);
+    let expected = prove(&key, &assignment, r, s).unwrap();
+    assert_device_proves(&guard, &key, &assignment, r, s, &expected);
+}
+
+#[test]
+fn a_key_that_cannot_fit_is_refused_before_upload() {
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = fresh_rng();
+    let steps = (1 << 14) - 3;
+    let circuit = FieldHeavy {
+        steps,
+        start: Some(Scalar::random(&mut rng)),
+    };
+    let (key, assignment) =
+        key_and_assignment(FieldHeavy { steps, start: None }, circuit, &mut rng);
+    let guard = devices[0].lock();
+    let free = guard.device().free_memory().unwrap();
+    let needed = GpuProvingKey::required_bytes(&key);
+    // Leave less than the key needs.
+    let hold = free.saturating_sub(needed / 2);
+    let reservation = reserve_device_memory(&guard, hold).expect("reserve device memory");
+    match GpuProvingKey::upload(&guard, &key) {
+        Err(Error::Gpu(GpuError::OutOfMemory { needed: n, .. })) => assert_eq!(n, needed),
+        other => panic!("expected OutOfMemory, got {other:?}"),
+    }
+    drop(reservation);
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let expected = prove(&key, &assignment, r, s).unwrap();
+    assert_device_proves(&guard, &key, &assignment, r, s, &expected);
+}
+
+#[test]
+fn a_key_for_another_circuit_is_an_error() {
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = fresh_rng();
+    let (key, _) = key_and_assignment(
+        FieldHeavy {
+            steps: 100,
+            start: None,
+        },
+        FieldHeavy {
+            steps: 100,
+            start: Some(Scalar::ONE),
+        },
+        &mut rng,
+    );
+    let assignment = synthesize(FieldHeavy {
+        steps: 200,
+        start: Some(Scalar::ONE),
+    })
+    .unwrap();
+    let guard = devices[0].lock();
+    let resident = GpuProvingKey::upload(&guard, &key).unwrap();
+    let result = start_proof(&guard, &resident, &assignment, Scalar::ONE, Scalar::ONE);
+    assert!(
+        matches!(result, Err(Error::KeyMismatch { .. })),
+        "{result:?}"
+    );
+}
