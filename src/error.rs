@@ -57,7 +57,19 @@ pub enum Error {
     #[cfg(feature = "cuda")]
     #[error(transparent)]
     Gpu(#[from] crate::device::GpuError),
+    /// The prover pool failed a job, or could not be built.
+    #[error(transparent)]
+    Pool(#[from] crate::pool::PoolError),
     /// An I/O error while reading or writing.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// The text of a caught panic's payload (a `&str` or `String` message).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".into())
 }

@@ -43,6 +43,7 @@ mod error;
 pub mod ffi_types;
 pub mod groth16;
 pub mod params;
+pub mod pool;
 pub mod synthesis;
 
 pub use error::Error;
@@ -54,3 +55,4 @@ pub use params::{
     generate_parameters, generate_parameters_for_shape, generate_parameters_for_shape_random,
     generate_random_parameters, ProvingKey, VerifyingKey,
 };
+pub use pool::ProverPool;

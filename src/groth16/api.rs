@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use super::prover::check_batch_lengths;
 use super::{prove, Proof};
+use crate::error::panic_message;
 use crate::params::ProvingKey;
 use crate::synthesis::{synthesize, Assignment};
 use crate::Error;
@@ -115,17 +116,15 @@ pub fn create_proofs_isolated<C: Circuit<Scalar> + Send>(
 }
 
 /// [`synthesize`], with a panic inside the circuit turned into an error.
-fn synthesize_catching_panics<C: Circuit<Scalar>>(
-    circuit: C,
-) -> Result<crate::synthesis::Assignment, Error> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| synthesize(circuit))).unwrap_or_else(
-        |payload| {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "non-string panic payload".into());
-            Err(Error::CircuitPanicked(message))
-        },
-    )
+fn synthesize_catching_panics<C: Circuit<Scalar>>(circuit: C) -> Result<Assignment, Error> {
+    catch_circuit_panic(|| synthesize(circuit))
+}
+
+/// Runs a synthesis, turning a panic inside the circuit into
+/// [`Error::CircuitPanicked`].
+pub(crate) fn catch_circuit_panic(
+    synthesis: impl FnOnce() -> Result<Assignment, Error>,
+) -> Result<Assignment, Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(synthesis))
+        .unwrap_or_else(|payload| Err(Error::CircuitPanicked(panic_message(&*payload))))
 }

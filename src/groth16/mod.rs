@@ -8,11 +8,13 @@ mod proof;
 mod prover;
 mod verifier;
 
+pub(crate) use api::catch_circuit_panic;
 pub use api::{
     create_proof, create_proof_batch, create_proofs_isolated, create_random_proof,
     create_random_proof_batch,
 };
 pub use proof::{Proof, PROOF_BYTES};
+pub(crate) use prover::check_batch_lengths;
 pub use prover::{check_key_fits, prove, prove_batch, prove_timed, StageTimes};
 pub use verifier::{
     prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey,

@@ -1,0 +1,58 @@
+//! What a worker proves with: the CPU prover, or one GPU (feature `cuda`).
+//! The scheduling around it is the same for both, which is what lets the
+//! pool's ordering, priority and fault handling be tested without a GPU.
+
+use super::queue::Work;
+use crate::groth16::{prove, Proof};
+use crate::Error;
+
+/// A finished proof and what making it uploaded.
+pub(super) struct Proved {
+    pub proof: Proof,
+    /// Bytes copied to the device: keys uploaded plus the proof's inputs.
+    pub bytes_uploaded: u64,
+    /// Proving keys uploaded for this proof (0 when resident already).
+    pub key_uploads: u64,
+}
+
+/// One worker's prover.
+pub(super) enum Engine {
+    /// The CPU prover (its MSMs use every core through rayon).
+    Cpu,
+    /// One device of this process's shared set, with resident keys.
+    #[cfg(feature = "cuda")]
+    Gpu(super::gpu::GpuEngine),
+}
+
+impl Engine {
+    /// "cpu INDEX" or "gpu ORDINAL (NAME)".
+    pub fn label(&self, worker: usize) -> String {
+        match self {
+            Engine::Cpu => format!("cpu {worker}"),
+            #[cfg(feature = "cuda")]
+            Engine::Gpu(gpu) => gpu.label(),
+        }
+    }
+
+    /// The CUDA ordinal of a GPU engine's device.
+    pub fn ordinal(&self) -> Option<usize> {
+        match self {
+            Engine::Cpu => None,
+            #[cfg(feature = "cuda")]
+            Engine::Gpu(gpu) => Some(gpu.ordinal()),
+        }
+    }
+
+    /// Proves one job.
+    pub fn prove(&mut self, work: &Work) -> Result<Proved, Error> {
+        match self {
+            Engine::Cpu => Ok(Proved {
+                proof: prove(&work.key, &work.assignment, work.r, work.s)?,
+                bytes_uploaded: 0,
+                key_uploads: 0,
+            }),
+            #[cfg(feature = "cuda")]
+            Engine::Gpu(gpu) => gpu.prove(work),
+        }
+    }
+}
