@@ -3,7 +3,7 @@
 //! device time by CUDA events (median of repeats after a warm-up), blstrs
 //! on the host CPUs beside it at the smaller sizes.
 //!
-//!     cargo run --release --features cuda --example gpu_msm -- [max_log_g1] [max_log_g2]
+//!     cargo run --release --features cuda --example gpu_msm -- [max_log_g1] [max_log_g2] [min_log]
 //!
 //! The floor column is the arithmetic floor: the field multiplications the
 //! method must do (11 per mixed addition, 14 per full one, Fp2 = 3 Fp) at
@@ -77,7 +77,7 @@ struct Row {
 fn bench_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     name: &str,
-    max_log: u32,
+    logs: std::ops::RangeInclusive<u32>,
     fp_per_mul: f64,
     cpu_up_to: u32,
     cpu: impl Fn(&[G], &[Scalar]) -> G::Curve,
@@ -87,16 +87,16 @@ where
     G::Curve: Curve<AffineRepr = G> + Send + Sync,
 {
     let started = Instant::now();
-    let bases = random_bases::<G>(1 << max_log, 7);
+    let bases = random_bases::<G>(1 << *logs.end(), 7);
     let resident = ResidentBases::upload(guard, &bases)?;
     let sets: Vec<Vec<Scalar>> = (0..2)
-        .map(|s| random_scalars(1 << max_log, 100 + s))
+        .map(|s| random_scalars(1 << *logs.end(), 100 + s))
         .collect();
     eprintln!(
         "{name}: inputs ready in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    for log in (16..=max_log).step_by(2) {
+    for log in logs.step_by(2) {
         let n = 1usize << log;
         let (want, _) = resident.msm_timed(guard, &sets[0][..n])?; // warm-up
         let repeats = if log >= 24 { 3 } else { 5 };
@@ -137,6 +137,7 @@ fn main() -> Result<(), GpuError> {
         .collect();
     let max_g1 = args.first().copied().unwrap_or(24);
     let max_g2 = args.get(1).copied().unwrap_or(22);
+    let min_log = args.get(2).copied().unwrap_or(16);
     if Device::count().unwrap_or(0) == 0 {
         println!("skipped: no CUDA device");
         return Ok(());
@@ -149,7 +150,7 @@ fn main() -> Result<(), GpuError> {
     bench_msm::<G1Affine>(
         &guard,
         "G1",
-        max_g1,
+        min_log..=max_g1,
         1.0,
         20,
         |b, s| {
@@ -197,7 +198,7 @@ fn main() -> Result<(), GpuError> {
     bench_msm::<G2Affine>(
         &guard,
         "G2",
-        max_g2,
+        min_log..=max_g2,
         3.0,
         18,
         |b, s| {

@@ -10,7 +10,9 @@
 //! On the GPU (feature `cuda`) the key is uploaded once, and each proof's
 //! device work overlaps the next circuit's synthesis. `--compare-cpu` also
 //! proves the first circuit on the CPU with the same r and s, checks the
-//! bytes are equal and prints both times.
+//! bytes are equal and prints both times. `--split` (GPU) then proves one
+//! more circuit on one device and split over every device, and prints both
+//! times.
 //! `--size N` aims at 2^N constraints (sha256 needs N >= 15); `--params FILE`
 //! loads the key from FILE if it exists, else generates it and saves it there;
 //! `--shape FILE` does the same for the recorded constraint matrices (a loaded
@@ -42,6 +44,7 @@ struct Options {
     backend: String,
     device: usize,
     compare_cpu: bool,
+    split: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -54,6 +57,7 @@ fn parse_options() -> Result<Options, String> {
         backend: "auto".into(),
         device: 0,
         compare_cpu: false,
+        split: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -71,6 +75,7 @@ fn parse_options() -> Result<Options, String> {
                 options.device = value()?.parse().map_err(|e| format!("--device: {e}"))?
             }
             "--compare-cpu" => options.compare_cpu = true,
+            "--split" => options.split = true,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown option {other}")),
         }
@@ -171,7 +176,7 @@ fn main() {
     let options = match parse_options() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--shape FILE] [--circuit sha256|field] [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu]");
+            eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--shape FILE] [--circuit sha256|field] [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu] [--split]");
             std::process::exit(2);
         }
     };
@@ -304,22 +309,24 @@ fn prove_all(
                 resident.ordinal(),
                 resident.device_bytes() >> 20
             );
+            // Two proofs in flight: the next one's upload and the one after's
+            // synthesis overlap the device work of the one before.
             let start = Instant::now();
-            let mut pending = None;
+            let mut in_flight = std::collections::VecDeque::new();
             for job in jobs {
                 let (assignment, (r, s)) = synthesize(job, &mut run)?;
-                if let Some(previous) = pending.take() {
-                    let (proof, t) = finish_proof_timed(&guard, previous)?;
-                    run.proofs.push(proof);
-                    run.stages += t;
-                }
-                pending = Some(start_proof(&guard, &resident, &assignment, r, s)?);
+                in_flight.push_back(start_proof(&guard, &resident, &assignment, r, s)?);
                 if keep_first && run.first_assignment.is_none() {
                     run.first_assignment = Some(assignment);
                 }
+                if in_flight.len() > 1 {
+                    let (proof, t) = finish_proof_timed(&guard, in_flight.pop_front().unwrap())?;
+                    run.proofs.push(proof);
+                    run.stages += t;
+                }
             }
-            if let Some(last) = pending {
-                let (proof, t) = finish_proof_timed(&guard, last)?;
+            for pending in in_flight {
+                let (proof, t) = finish_proof_timed(&guard, pending)?;
                 run.proofs.push(proof);
                 run.stages += t;
             }
@@ -460,6 +467,58 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(peak) = peak_host_memory() {
         println!("peak host memory (VmHWM): {peak}");
     }
+    #[cfg(feature = "cuda")]
+    if options.split {
+        let (synthesize, _) = job.instance(&mut rng);
+        measure_split(&key, &synthesize(&shape)?)?;
+    }
+    Ok(())
+}
+
+/// One proof on device 0 alone, then split over every device (each after a
+/// warm-up): the same bytes, and both times.
+#[cfg(feature = "cuda")]
+fn measure_split(
+    key: &ProvingKey,
+    assignment: &groth16_gpu::synthesis::Assignment,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use groth16_gpu::groth16::gpu::{prove_on_device, prove_split, GpuProvingKey};
+    let devices = groth16_gpu::device::DeviceMutex::shared()?;
+    if devices.is_empty() {
+        return Err("--split needs a GPU".into());
+    }
+    let guards: Vec<_> = devices.iter().map(|d| d.lock()).collect();
+    let residents = guards
+        .iter()
+        .map(|guard| GpuProvingKey::upload(guard, key))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (r, s) = (Scalar::random(&mut OsRng), Scalar::random(&mut OsRng));
+    let best_of = |f: &dyn Fn() -> Result<groth16_gpu::Proof, groth16_gpu::Error>| {
+        let mut best = Duration::MAX;
+        let mut proof = None;
+        for _ in 0..3 {
+            let start = Instant::now();
+            proof = Some(f()?);
+            best = best.min(start.elapsed());
+        }
+        Ok::<_, groth16_gpu::Error>((proof.unwrap(), best))
+    };
+    let (single, single_time) =
+        best_of(&|| prove_on_device(&guards[0], &residents[0], assignment, r, s).map(|p| p.0))?;
+    let guard_refs: Vec<_> = guards.iter().collect();
+    let key_refs: Vec<_> = residents.iter().collect();
+    let (split, split_time) =
+        best_of(&|| prove_split(&guard_refs, &key_refs, assignment, r, s).map(|p| p.0))?;
+    if split != single {
+        return Err("the split proof differs from the one-device proof".into());
+    }
+    println!(
+        "one proof, assignment to proof (best of 3): device 0 alone {}, split over {} devices {} ({:.2}x)",
+        ms(single_time),
+        guards.len(),
+        ms(split_time),
+        single_time.as_secs_f64() / split_time.as_secs_f64()
+    );
     Ok(())
 }
 

@@ -21,7 +21,9 @@ use ff::Field;
 use groth16_gpu::backend::cpu::{compute_h, Domain};
 use groth16_gpu::backend::cuda::{h_polynomial, reserve_device_memory};
 use groth16_gpu::device::{DeviceGuard, DeviceMutex, GpuError};
-use groth16_gpu::groth16::gpu::{finish_proof, prove_on_device, start_proof, GpuProvingKey};
+use groth16_gpu::groth16::gpu::{
+    finish_proof, prove_on_device, prove_split, start_proof, GpuProvingKey,
+};
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::{synthesize, Assignment, CircuitShape};
 use groth16_gpu::{
@@ -366,4 +368,42 @@ fn a_key_for_another_circuit_is_an_error() {
         matches!(result, Err(Error::KeyMismatch { .. })),
         "{result:?}"
     );
+}
+
+#[test]
+fn a_proof_split_over_devices_equals_the_cpu_proof() {
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = fresh_rng();
+    let steps = (1 << 14) - 3;
+    let circuit = FieldHeavy {
+        steps,
+        start: Some(Scalar::random(&mut rng)),
+    };
+    let (key, assignment) =
+        key_and_assignment(FieldHeavy { steps, start: None }, circuit, &mut rng);
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let expected = prove(&key, &assignment, r, s).unwrap();
+    let guards: Vec<_> = devices.iter().map(DeviceMutex::lock).collect();
+    let residents: Vec<_> = guards
+        .iter()
+        .map(|guard| GpuProvingKey::upload(guard, &key).unwrap())
+        .collect();
+    // Every prefix of the devices: one, two, ... all of them.
+    for count in 1..=guards.len() {
+        let guard_refs: Vec<_> = guards[..count].iter().collect();
+        let key_refs: Vec<_> = residents[..count].iter().collect();
+        let (proof, _) = prove_split(&guard_refs, &key_refs, &assignment, r, s).unwrap();
+        assert_eq!(proof, expected, "split over {count} devices");
+    }
+    // Keys in the wrong order are refused, not used across devices.
+    if guards.len() >= 2 {
+        let swapped = [&residents[1], &residents[0]];
+        let result = prove_split(&[&guards[0], &guards[1]], &swapped, &assignment, r, s);
+        assert!(
+            matches!(result, Err(Error::Gpu(GpuError::WrongDevice { .. }))),
+            "{result:?}"
+        );
+    }
 }

@@ -23,4 +23,6 @@ mod split;
 
 pub(crate) use auto::GpuSession;
 pub use key::GpuProvingKey;
-pub use prover::{finish_proof, finish_proof_timed, prove_on_device, start_proof, PendingProof};
+pub use prover::{
+    finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof, PendingProof,
+};

@@ -109,7 +109,10 @@ pub fn start_proof(
     let worker_key = key.clone();
     let worker = std::thread::Builder::new()
         .name(format!("groth16-gpu-{}", device.ordinal()))
-        .spawn(move || run_on_device(worker_device, &worker_key.inner, domain, inputs, scalars))
+        .spawn(move || {
+            let lanes = Lanes::on_one_device(worker_device, &worker_key.inner)?;
+            run_lanes(lanes, domain, inputs, scalars)
+        })
         .map_err(|e| GpuError::Native(format!("cannot start a proof's worker thread: {e}")))?;
     Ok(PendingProof {
         ordinal: device.ordinal(),
@@ -162,30 +165,76 @@ pub fn prove_on_device(
     finish_proof_timed(guard, pending)
 }
 
-/// The worker: every launch on `device`, which the caller's guard covers.
-fn run_on_device(
-    device: Device,
-    key: &ResidentKey,
+/// Where a proof's three lanes run: (H polynomial, h, l), (a, b_g1) and
+/// (b_g2), each a device handle and the key resident there. The lanes run
+/// at once, each a thread with its own streams.
+struct Lanes<'k> {
+    devices: [Device; 3],
+    keys: [&'k ResidentKey; 3],
+}
+
+impl<'k> Lanes<'k> {
+    /// All three lanes on one device: one MSM's serial phases (bucket and
+    /// window reductions, host round trips) leave room the others fill.
+    fn on_one_device(device: Device, key: &'k ResidentKey) -> Result<Self, GpuError> {
+        Ok(Self {
+            devices: [device.duplicate()?, device.duplicate()?, device],
+            keys: [key; 3],
+        })
+    }
+}
+
+/// Runs the lanes; the stage times they report overlap.
+fn run_lanes(
+    lanes: Lanes<'_>,
     domain: Domain,
     inputs: HInputs,
     scalars: ProofScalars,
 ) -> WorkerResult {
-    // A lock of our own on a second handle to the caller's device: the
-    // backend launches through guards, and the caller holds the real one.
-    let own = DeviceMutex::new(device);
-    let guard = own.lock();
-    let mut t = StageTimes::default();
-    let (h_coeffs, _) = timed(&mut t.h_polynomial, || inputs.compute(&guard, &domain))?;
-    let h = timed(&mut t.msm_h, || {
-        key.h
-            .msm_device_scalars(&guard, &h_coeffs, domain.size() - 1)
-    })?
-    .0;
-    drop(h_coeffs);
-    let l = timed(&mut t.msm_l, || split_msm(&guard, &key.l, &scalars.l))?;
-    let a = timed(&mut t.msm_a, || split_msm(&guard, &key.a, &scalars.a))?;
-    let b_g1 = timed(&mut t.msm_b_g1, || split_msm(&guard, &key.b_g1, &scalars.b))?;
-    let b_g2 = timed(&mut t.msm_b_g2, || split_msm(&guard, &key.b_g2, &scalars.b))?;
+    let Lanes {
+        devices: [h_device, ab_device, b_g2_device],
+        keys: [h_key, ab_key, b_g2_key],
+    } = lanes;
+    let (h_lane, ab_lane, b_g2_lane) = std::thread::scope(|scope| {
+        let ab = scope.spawn(|| {
+            on_lane(ab_device, |guard| -> Result<_, Error> {
+                let mut t = StageTimes::default();
+                let a = timed(&mut t.msm_a, || split_msm(guard, &ab_key.a, &scalars.a))?;
+                let b_g1 = timed(&mut t.msm_b_g1, || {
+                    split_msm(guard, &ab_key.b_g1, &scalars.b)
+                })?;
+                Ok((a, b_g1, t))
+            })
+        });
+        let b_g2 = scope.spawn(|| {
+            on_lane(b_g2_device, |guard| -> Result<_, Error> {
+                let mut t = StageTimes::default();
+                let b_g2 = timed(&mut t.msm_b_g2, || {
+                    split_msm(guard, &b_g2_key.b_g2, &scalars.b)
+                })?;
+                Ok((b_g2, t))
+            })
+        });
+        let h = on_lane(h_device, |guard| -> Result<_, Error> {
+            let mut t = StageTimes::default();
+            let (h_coeffs, _) = timed(&mut t.h_polynomial, || inputs.compute(guard, &domain))?;
+            let h = timed(&mut t.msm_h, || {
+                h_key
+                    .h
+                    .msm_device_scalars(guard, &h_coeffs, domain.size() - 1)
+            })?
+            .0;
+            drop(h_coeffs);
+            let l = timed(&mut t.msm_l, || split_msm(guard, &h_key.l, &scalars.l))?;
+            Ok((h, l, t))
+        });
+        (h, join_lane(ab), join_lane(b_g2))
+    });
+    let (h, l, mut t) = h_lane?;
+    let (a, b_g1, t_ab) = ab_lane?;
+    let (b_g2, t_b_g2) = b_g2_lane?;
+    t += t_ab;
+    t += t_b_g2;
     Ok((
         MsmSums {
             h,
@@ -196,6 +245,89 @@ fn run_on_device(
         },
         t,
     ))
+}
+
+/// One proof split over several devices, for latency when there are fewer
+/// proofs than GPUs: the H polynomial, h and l on the first device; with
+/// two devices a and b_g1 there too and b_g2 (about as much work as the
+/// rest) on the second; with three or more each lane on its own device.
+/// `keys[i]` must be resident on `guards[i]`'s device. The same proof as
+/// [`prove_on_device`] (the sums are the same, only where they run differs).
+pub fn prove_split(
+    guards: &[&DeviceGuard<'_>],
+    keys: &[&GpuProvingKey],
+    assignment: &Assignment,
+    r: Scalar,
+    s: Scalar,
+) -> Result<(Proof, StageTimes), Error> {
+    if guards.is_empty() || guards.len() != keys.len() {
+        return Err(GpuError::Native(format!(
+            "a split proof needs one key per device: {} devices, {} keys",
+            guards.len(),
+            keys.len()
+        ))
+        .into());
+    }
+    for (guard, key) in guards.iter().zip(keys) {
+        check_device(key.ordinal(), guard)?;
+        key.inner.sizes.check(assignment)?;
+    }
+    let lane_owner: [usize; 3] = match guards.len() {
+        1 => [0, 0, 0],
+        2 => [0, 0, 1],
+        _ => [0, 1, 2],
+    };
+    let devices = [
+        guards[lane_owner[0]].device().duplicate()?,
+        guards[lane_owner[1]].device().duplicate()?,
+        guards[lane_owner[2]].device().duplicate()?,
+    ];
+    let lanes = Lanes {
+        devices,
+        keys: lane_owner.map(|i| &*keys[i].inner),
+    };
+    let h_guard = guards[0];
+    let device = h_guard.device();
+    ensure_free_memory(
+        device,
+        "a proof's working memory",
+        proof_working_bytes(&keys[0].inner.sizes),
+    )?;
+    let domain = Domain::new(assignment.num_constraints())?;
+    let mut times = StageTimes::default();
+    let inputs = timed(&mut times.upload, || {
+        HInputs::upload(
+            h_guard,
+            &domain,
+            &assignment.a,
+            &assignment.b,
+            &assignment.c,
+        )
+    })?;
+    let scalars = timed(&mut times.upload, || ProofScalars::of(assignment));
+    let (sums, lane_times) = run_lanes(lanes, domain, inputs, scalars)?;
+    times += lane_times;
+    let proof = timed(&mut times.assembly, || {
+        assemble(&keys[0].inner.vk, &sums, r, s)
+    });
+    Ok((proof, times))
+}
+
+/// Runs `f` with a guard of its own on a second handle to the caller's
+/// device: the backend launches through guards, and the caller holds the
+/// real one.
+fn on_lane<T>(
+    device: Device,
+    f: impl FnOnce(&DeviceGuard<'_>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let own = DeviceMutex::new(device);
+    let guard = own.lock();
+    f(&guard)
+}
+
+fn join_lane<T>(lane: std::thread::ScopedJoinHandle<'_, Result<T, Error>>) -> Result<T, Error> {
+    lane.join()
+        .map_err(|_| Error::from(GpuError::Native("a proof's GPU lane panicked".into())))?
 }
 
 /// Σ scalars·bases as a bucket MSM over the general scalars plus a batch
