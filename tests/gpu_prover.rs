@@ -32,6 +32,16 @@ use groth16_gpu::{
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
+/// The test that fills device memory takes this for writing, every other
+/// test for reading: tests run in parallel threads on the same devices.
+static DEVICE_MEMORY: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn sharing_device_memory() -> std::sync::RwLockReadGuard<'static, ()> {
+    DEVICE_MEMORY
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn fresh_rng() -> ChaCha20Rng {
     let seed = rand_core::OsRng.next_u64();
     eprintln!("seed {seed}");
@@ -101,6 +111,7 @@ fn check_same_proof(
 
 #[test]
 fn gpu_proofs_equal_cpu_proofs_on_the_test_circuits() {
+    let _memory = sharing_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -157,6 +168,7 @@ fn gpu_proofs_equal_cpu_proofs_on_the_test_circuits() {
 
 #[test]
 fn gpu_proofs_equal_cpu_proofs_up_to_the_largest_size() {
+    let _memory = sharing_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -184,6 +196,7 @@ fn gpu_proofs_equal_cpu_proofs_up_to_the_largest_size() {
 
 #[test]
 fn h_polynomial_on_the_device_equals_the_cpu() {
+    let _memory = sharing_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -210,6 +223,7 @@ fn h_polynomial_on_the_device_equals_the_cpu() {
 
 #[test]
 fn bellperson_shaped_functions_prove_on_the_gpu() {
+    let _memory = sharing_device_memory();
     let Some(_devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -232,6 +246,7 @@ fn bellperson_shaped_functions_prove_on_the_gpu() {
 
 #[test]
 fn work_is_bound_to_its_device() {
+    let _memory = sharing_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -280,6 +295,10 @@ fn work_is_bound_to_its_device() {
 
 #[test]
 fn dropped_pending_proofs_free_the_device() {
+    // Exclusive: it compares free memory before and after.
+    let _memory = DEVICE_MEMORY
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -312,6 +331,9 @@ fn dropped_pending_proofs_free_the_device() {
 
 #[test]
 fn a_key_that_cannot_fit_is_refused_before_upload() {
+    let _memory = DEVICE_MEMORY
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -341,6 +363,7 @@ fn a_key_that_cannot_fit_is_refused_before_upload() {
 
 #[test]
 fn a_key_for_another_circuit_is_an_error() {
+    let _memory = sharing_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -372,6 +395,7 @@ fn a_key_for_another_circuit_is_an_error() {
 
 #[test]
 fn a_proof_split_over_devices_equals_the_cpu_proof() {
+    let _memory = sharing_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
