@@ -19,10 +19,16 @@ inline std::string cuda_failure_message(cudaError_t error, const char* call,
          file + ":" + std::to_string(line) + ")";
 }
 
-/// Throws std::runtime_error when `error` is not cudaSuccess.
+/// Throws std::runtime_error when `error` is not cudaSuccess, after
+/// resetting the thread's last-error slot: a failure left there (an
+/// out-of-memory one, say) resurfaces from later, unrelated runtime calls,
+/// and cub caches what such a call answers (its device count) for the life
+/// of the process, which left every later sort failing with
+/// cudaErrorInvalidDevice. Sticky errors stay; they are the context's.
 inline void cuda_check(cudaError_t error, const char* call, const char* file,
                        int line) {
   if (error != cudaSuccess) {
+    cudaGetLastError();
     throw std::runtime_error(cuda_failure_message(error, call, file, line));
   }
 }
