@@ -1,4 +1,5 @@
 // Device-resident scalars (include/groth16_gpu/device_scalars.h).
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -26,6 +27,20 @@ DeviceScalars::DeviceScalars(int ordinal, size_t len, void* ptr)
 DeviceScalars::~DeviceScalars() {
   // Destructors must not throw: a failure here leaks at worst.
   if (ptr_ && cudaSetDevice(ordinal_) == cudaSuccess) cudaFree(ptr_);
+}
+
+PinnedScalars::~PinnedScalars() {
+  if (ptr_) cudaFreeHost(ptr_);
+}
+
+std::unique_ptr<PinnedScalars> alloc_pinned_scalars(size_t len) {
+  void* ptr = nullptr;
+  if (len > 0) {
+    G16_CUDA_CHECK(cudaHostAlloc(&ptr, len * kScalarBytes, cudaHostAllocPortable));
+    // Zeroed once, so the Rust side never sees uninitialized memory.
+    std::memset(ptr, 0, len * kScalarBytes);
+  }
+  return std::make_unique<PinnedScalars>(ptr, len);
 }
 
 std::unique_ptr<DeviceScalars> upload_scalars(const GpuDevice& device, const uint64_t* words,

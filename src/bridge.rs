@@ -149,6 +149,17 @@ pub(crate) mod ffi {
         #[cxx_name = "ordinal"]
         fn scalars_ordinal(self: &DeviceScalars) -> usize;
 
+        /// Page-locked host memory for scalars, freed on drop.
+        type PinnedScalars;
+        /// Number of scalars it holds.
+        #[cxx_name = "len"]
+        fn pinned_len(self: &PinnedScalars) -> usize;
+        /// The memory, 4 words per scalar.
+        #[cxx_name = "data"]
+        fn pinned_data(self: &PinnedScalars) -> *mut u64;
+        /// Allocates pinned host memory for `len` scalars.
+        fn alloc_pinned_scalars(len: usize) -> Result<UniquePtr<PinnedScalars>>;
+
         /// Copies `n` scalars into a new device buffer of `len` (zero-padded).
         unsafe fn upload_scalars(
             device: &GpuDevice,

@@ -19,7 +19,7 @@ use blstrs::{Bls12, Scalar};
 use circuits::*;
 use ff::Field;
 use groth16_gpu::backend::cpu::{compute_h, Domain};
-use groth16_gpu::backend::cuda::{h_polynomial, reserve_device_memory};
+use groth16_gpu::backend::cuda::{h_polynomial, reserve_device_memory, HInputs, PinnedStaging};
 use groth16_gpu::device::{DeviceGuard, DeviceMutex, GpuError};
 use groth16_gpu::groth16::gpu::{
     finish_proof, prove_on_device, prove_split, start_proof, GpuProvingKey,
@@ -39,6 +39,13 @@ static DEVICE_MEMORY: std::sync::RwLock<()> = std::sync::RwLock::new(());
 fn sharing_device_memory() -> std::sync::RwLockReadGuard<'static, ()> {
     DEVICE_MEMORY
         .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// For the tests that fill device memory or compare its free amount.
+fn exclusive_device_memory() -> std::sync::RwLockWriteGuard<'static, ()> {
+    DEVICE_MEMORY
+        .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -81,6 +88,15 @@ fn assert_device_proves(
     let resident = GpuProvingKey::upload(guard, key).expect("upload the key");
     let (proof, _) = prove_on_device(guard, &resident, assignment, r, s).expect("GPU proof");
     assert_eq!(&proof, expected, "device {}", guard.device().ordinal());
+}
+
+/// A key for FieldHeavy with `steps` steps, the assignment of a random start.
+fn field_heavy(steps: usize, rng: &mut ChaCha20Rng) -> (ProvingKey, Assignment) {
+    let circuit = FieldHeavy {
+        steps,
+        start: Some(Scalar::random(&mut *rng)),
+    };
+    key_and_assignment(FieldHeavy { steps, start: None }, circuit, rng)
 }
 
 /// GPU and CPU proofs of one assignment: the same bytes, and valid.
@@ -202,6 +218,7 @@ fn h_polynomial_on_the_device_equals_the_cpu() {
     };
     let mut rng = fresh_rng();
     let guard = devices[0].lock();
+    let mut staging = PinnedStaging::new(3 * ((1 << 16) + 7)).expect("pinned memory");
     for n in [1usize, 2, 3, 1000, 1024, (1 << 16) + 7] {
         let random = |rng: &mut ChaCha20Rng| -> Vec<Scalar> {
             (0..n).map(|_| Scalar::random(&mut *rng)).collect()
@@ -217,6 +234,17 @@ fn h_polynomial_on_the_device_equals_the_cpu() {
             got[domain.size() - 1],
             Scalar::ZERO,
             "n = {n}: top coefficient"
+        );
+        // The same through a pinned staging buffer, reused across sizes.
+        let staged = HInputs::upload_staged(&guard, &domain, &a, &b, &c, &mut staging)
+            .expect("staged upload");
+        let (on_device, _) = staged
+            .compute(&guard, &domain)
+            .expect("H from staged inputs");
+        assert_eq!(
+            on_device.download(&guard, domain.size()).unwrap(),
+            got,
+            "n = {n}: staged"
         );
     }
 }
@@ -296,20 +324,13 @@ fn work_is_bound_to_its_device() {
 #[test]
 fn dropped_pending_proofs_free_the_device() {
     // Exclusive: it compares free memory before and after.
-    let _memory = DEVICE_MEMORY
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _memory = exclusive_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     let mut rng = fresh_rng();
     let steps = (1 << 16) - 3;
-    let circuit = FieldHeavy {
-        steps,
-        start: Some(Scalar::random(&mut rng)),
-    };
-    let (key, assignment) =
-        key_and_assignment(FieldHeavy { steps, start: None }, circuit, &mut rng);
+    let (key, assignment) = field_heavy(steps, &mut rng);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
     let guard = devices[0].lock();
     let resident = GpuProvingKey::upload(&guard, &key).unwrap();
@@ -331,20 +352,13 @@ fn dropped_pending_proofs_free_the_device() {
 
 #[test]
 fn a_key_that_cannot_fit_is_refused_before_upload() {
-    let _memory = DEVICE_MEMORY
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _memory = exclusive_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     let mut rng = fresh_rng();
     let steps = (1 << 14) - 3;
-    let circuit = FieldHeavy {
-        steps,
-        start: Some(Scalar::random(&mut rng)),
-    };
-    let (key, assignment) =
-        key_and_assignment(FieldHeavy { steps, start: None }, circuit, &mut rng);
+    let (key, assignment) = field_heavy(steps, &mut rng);
     let guard = devices[0].lock();
     let free = guard.device().free_memory().unwrap();
     let needed = GpuProvingKey::required_bytes(&key);
@@ -401,12 +415,7 @@ fn a_proof_split_over_devices_equals_the_cpu_proof() {
     };
     let mut rng = fresh_rng();
     let steps = (1 << 14) - 3;
-    let circuit = FieldHeavy {
-        steps,
-        start: Some(Scalar::random(&mut rng)),
-    };
-    let (key, assignment) =
-        key_and_assignment(FieldHeavy { steps, start: None }, circuit, &mut rng);
+    let (key, assignment) = field_heavy(steps, &mut rng);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
     let expected = prove(&key, &assignment, r, s).unwrap();
     let guards: Vec<_> = devices.iter().map(DeviceMutex::lock).collect();

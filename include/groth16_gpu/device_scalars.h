@@ -33,6 +33,30 @@ class DeviceScalars {
   void* ptr_;
 };
 
+/// Page-locked host memory for `len` scalars (cudaHostAlloc, usable with
+/// every device): copies from it run at the bus's speed, where copies from
+/// ordinary memory are staged through the driver's own bounce buffers.
+class PinnedScalars {
+ public:
+  PinnedScalars(void* ptr, size_t len) : ptr_(ptr), len_(len) {}
+  ~PinnedScalars();
+  PinnedScalars(const PinnedScalars&) = delete;
+  PinnedScalars& operator=(const PinnedScalars&) = delete;
+
+  /// Number of scalars.
+  size_t len() const { return len_; }
+  /// The memory, 4 words per scalar.
+  uint64_t* data() const { return static_cast<uint64_t*>(ptr_); }
+
+ private:
+  void* ptr_;
+  size_t len_;
+};
+
+/// Allocates pinned host memory for `len` scalars; throws when the system
+/// refuses (the caller can go on with ordinary memory).
+std::unique_ptr<PinnedScalars> alloc_pinned_scalars(size_t len);
+
 /// Copies `n` scalars to a new device buffer of `len` >= n scalars, the rest
 /// zero. Returns when the copy has landed.
 std::unique_ptr<DeviceScalars> upload_scalars(const GpuDevice& device, const uint64_t* words,

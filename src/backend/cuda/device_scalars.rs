@@ -4,6 +4,7 @@
 
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
+use rayon::prelude::*;
 
 use super::curve::as_words;
 use crate::backend::cpu::Domain;
@@ -86,6 +87,55 @@ impl DeviceScalars {
     }
 }
 
+/// Page-locked host memory for scalars, reused across uploads: copies from
+/// it run at the bus's speed, where copies from ordinary memory go through
+/// the driver's bounce buffers.
+pub struct PinnedStaging {
+    handle: cxx::UniquePtr<ffi::PinnedScalars>,
+}
+
+// SAFETY: plain host memory owned by the handle; cudaFreeHost may run on any
+// thread.
+unsafe impl Send for PinnedStaging {}
+
+impl PinnedStaging {
+    /// Pinned memory for `len` scalars, zeroed; an error when the system
+    /// refuses to lock that much.
+    pub fn new(len: usize) -> Result<Self, GpuError> {
+        Ok(Self {
+            handle: ffi::alloc_pinned_scalars(len)?,
+        })
+    }
+
+    /// Number of scalars it holds.
+    pub fn len(&self) -> usize {
+        self.inner().pinned_len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The scalars, to fill before an upload.
+    pub fn as_mut_slice(&mut self) -> &mut [Scalar] {
+        let len = self.len();
+        if len == 0 {
+            return &mut [];
+        }
+        // SAFETY: the C++ side allocated and zeroed `len` scalars of four
+        // words (any bit pattern is a valid blst_fr); `&mut self` makes this
+        // the only view for the borrow's life.
+        unsafe { std::slice::from_raw_parts_mut(self.inner().pinned_data().cast::<Scalar>(), len) }
+    }
+
+    fn inner(&self) -> &ffi::PinnedScalars {
+        self.handle
+            .as_ref()
+            .expect("alloc_pinned_scalars never returns null")
+    }
+}
+
 /// A proof's a, b, c evaluations on one device, zero-padded to the domain:
 /// the input of the H polynomial.
 pub struct HInputs {
@@ -117,6 +167,42 @@ impl HInputs {
             a: DeviceScalars::upload(guard, a, m)?,
             b: DeviceScalars::upload(guard, b, m)?,
             c: DeviceScalars::upload(guard, c, m)?,
+        })
+    }
+
+    /// [`upload`](Self::upload) through `staging` (at least 3 n scalars):
+    /// a, b, c are copied there in parallel, then to the device from pinned
+    /// memory. Falls back to the plain upload when `staging` is too small.
+    pub fn upload_staged(
+        guard: &DeviceGuard<'_>,
+        domain: &Domain,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+        staging: &mut PinnedStaging,
+    ) -> Result<Self, GpuError> {
+        let n = a.len();
+        if b.len() != n || c.len() != n || n > domain.size() || staging.len() < 3 * n {
+            return Self::upload(guard, domain, a, b, c);
+        }
+        let m = domain.size();
+        let buffer = staging.as_mut_slice();
+        let (staged_a, rest) = buffer.split_at_mut(n);
+        let (staged_b, rest) = rest.split_at_mut(n);
+        let staged_c = &mut rest[..n];
+        for (to, from) in [
+            (&mut *staged_a, a),
+            (&mut *staged_b, b),
+            (&mut *staged_c, c),
+        ] {
+            to.par_chunks_mut(1 << 16)
+                .zip(from.par_chunks(1 << 16))
+                .for_each(|(to, from)| to.copy_from_slice(from));
+        }
+        Ok(Self {
+            a: DeviceScalars::upload(guard, staged_a, m)?,
+            b: DeviceScalars::upload(guard, staged_b, m)?,
+            c: DeviceScalars::upload(guard, staged_c, m)?,
         })
     }
 

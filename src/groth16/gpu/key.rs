@@ -5,10 +5,14 @@ use std::sync::Arc;
 
 use blstrs::{G1Affine, G2Affine};
 
-use crate::backend::cuda::ResidentBases;
+use parking_lot::Mutex;
+
+use crate::backend::cpu::Domain;
+use crate::backend::cuda::{HInputs, PinnedStaging, ResidentBases};
 use crate::device::{Device, DeviceGuard, GpuError};
 use crate::groth16::prover::{check_delta, KeySizes};
 use crate::params::{ProvingKey, VerifyingKey};
+use crate::synthesis::Assignment;
 use crate::Error;
 
 /// Device memory a proof needs besides its key: the H polynomial's a, b, c
@@ -45,6 +49,36 @@ pub(super) struct ResidentKey {
     pub a: ResidentBases<G1Affine>,
     pub b_g1: ResidentBases<G1Affine>,
     pub b_g2: ResidentBases<G2Affine>,
+    /// Pinned host memory for a proof's a, b, c, allocated at the first
+    /// proof and reused by every later one (None: not yet, or refused).
+    staging: Mutex<Option<PinnedStaging>>,
+}
+
+impl ResidentKey {
+    /// Uploads a proof's a, b, c to the key's device through the key's
+    /// pinned staging buffer (ordinary memory if pinning was refused).
+    pub fn upload_inputs(
+        &self,
+        guard: &DeviceGuard<'_>,
+        domain: &Domain,
+        assignment: &Assignment,
+    ) -> Result<HInputs, GpuError> {
+        let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
+        let mut staging = self.staging.lock();
+        if staging.is_none() {
+            // Room for the largest proof this key serves: three domains.
+            match PinnedStaging::new(3 * (self.sizes.h + 1)) {
+                Ok(buffer) => *staging = Some(buffer),
+                Err(error) => {
+                    log::warn!("no pinned staging buffer ({error}); uploading from pageable memory")
+                }
+            }
+        }
+        match staging.as_mut() {
+            Some(buffer) => HInputs::upload_staged(guard, domain, a, b, c, buffer),
+            None => HInputs::upload(guard, domain, a, b, c),
+        }
+    }
 }
 
 /// A proving key held in one device's memory. Cloning shares it; the device
@@ -91,6 +125,7 @@ impl GpuProvingKey {
             a: ResidentBases::upload(guard, &key.a)?,
             b_g1: ResidentBases::upload(guard, &key.b_g1)?,
             b_g2: ResidentBases::upload(guard, &key.b_g2)?,
+            staging: Mutex::new(None),
         };
         Ok(Self {
             inner: Arc::new(inner),

@@ -97,8 +97,7 @@ pub fn start_proof(
     let (inputs, scalars) = timed(&mut upload, || {
         std::thread::scope(|scope| {
             let scalars = scope.spawn(|| ProofScalars::of(assignment));
-            let inputs =
-                HInputs::upload(guard, &domain, &assignment.a, &assignment.b, &assignment.c);
+            let inputs = key.inner.upload_inputs(guard, &domain, assignment);
             (inputs, scalars.join())
         })
     });
@@ -296,13 +295,7 @@ pub fn prove_split(
     let domain = Domain::new(assignment.num_constraints())?;
     let mut times = StageTimes::default();
     let inputs = timed(&mut times.upload, || {
-        HInputs::upload(
-            h_guard,
-            &domain,
-            &assignment.a,
-            &assignment.b,
-            &assignment.c,
-        )
+        keys[0].inner.upload_inputs(h_guard, &domain, assignment)
     })?;
     let scalars = timed(&mut times.upload, || ProofScalars::of(assignment));
     let (sums, lane_times) = run_lanes(lanes, domain, inputs, scalars)?;
