@@ -25,6 +25,12 @@ pub(super) fn proof_working_bytes(sizes: &KeySizes) -> u64 {
     4 * m * 32 + MSM_SCRATCH_FLOOR
 }
 
+/// Device bytes of a key's affine points: 96 per G1 point, 192 per G2.
+fn points_bytes(sizes: &KeySizes) -> u64 {
+    let g1 = (sizes.h + sizes.l + sizes.a + sizes.b_g1) as u64;
+    g1 * 96 + sizes.b_g2 as u64 * 192
+}
+
 /// Err([`GpuError::OutOfMemory`]) unless `device` has `needed` bytes free.
 pub(super) fn ensure_free_memory(device: &Device, what: &str, needed: u64) -> Result<(), GpuError> {
     let free = device.free_memory()?;
@@ -91,8 +97,7 @@ pub struct GpuProvingKey {
 impl GpuProvingKey {
     /// Device bytes the key's points take (without a proof's working memory).
     pub fn points_bytes(key: &ProvingKey) -> u64 {
-        let g1 = (key.h.len() + key.l.len() + key.a.len() + key.b_g1.len()) as u64;
-        g1 * 96 + key.b_g2.len() as u64 * 192
+        points_bytes(&KeySizes::of(key))
     }
 
     /// Device bytes needed to hold `key` and run one proof with it.
@@ -144,8 +149,7 @@ impl GpuProvingKey {
 
     /// Device bytes the resident points take.
     pub fn device_bytes(&self) -> u64 {
-        let k = &self.inner;
-        (k.h.len() + k.l.len() + k.a.len() + k.b_g1.len()) as u64 * 96 + k.b_g2.len() as u64 * 192
+        points_bytes(&self.inner.sizes)
     }
 }
 

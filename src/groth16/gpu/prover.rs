@@ -67,6 +67,35 @@ fn check_device(expected: usize, guard: &DeviceGuard<'_>) -> Result<(), GpuError
     }
 }
 
+/// The host part of a proof on the guard's device, where `key` is
+/// resident: the free-memory check, then a, b, c uploaded (on this thread,
+/// which holds the guard) while the l, a, b scalars are split beside them.
+/// Returns the domain, both results and the time taken.
+fn prepare_inputs(
+    guard: &DeviceGuard<'_>,
+    key: &ResidentKey,
+    assignment: &Assignment,
+) -> Result<(Domain, HInputs, ProofScalars, Duration), Error> {
+    ensure_free_memory(
+        guard.device(),
+        "a proof's working memory",
+        proof_working_bytes(&key.sizes),
+    )?;
+    let domain = Domain::new(assignment.num_constraints())?;
+    let mut upload = Duration::ZERO;
+    let (inputs, scalars) = timed(&mut upload, || {
+        std::thread::scope(|scope| {
+            let scalars = scope.spawn(|| ProofScalars::of(assignment));
+            let inputs = key.upload_inputs(guard, &domain, assignment);
+            (inputs, scalars.join())
+        })
+    });
+    let inputs = inputs?;
+    let scalars =
+        scalars.map_err(|_| GpuError::Native("splitting a proof's scalars panicked".into()))?;
+    Ok((domain, inputs, scalars, upload))
+}
+
 /// Starts proving `assignment` with `key` (resident on the guard's device)
 /// and the given r and s: uploads a, b, c, prepares the MSM scalars, and
 /// leaves the NTTs and the five MSMs (B in G2 too) running on the device.
@@ -82,28 +111,8 @@ pub fn start_proof(
 ) -> Result<PendingProof, Error> {
     let device = guard.device();
     check_device(key.ordinal(), guard)?;
-    let sizes = &key.inner.sizes;
-    sizes.check(assignment)?;
-    ensure_free_memory(
-        device,
-        "a proof's working memory",
-        proof_working_bytes(sizes),
-    )?;
-
-    let domain = Domain::new(assignment.num_constraints())?;
-    let mut upload = Duration::ZERO;
-    // The copies on this thread (the guard stays here), the scalars' split
-    // beside them.
-    let (inputs, scalars) = timed(&mut upload, || {
-        std::thread::scope(|scope| {
-            let scalars = scope.spawn(|| ProofScalars::of(assignment));
-            let inputs = key.inner.upload_inputs(guard, &domain, assignment);
-            (inputs, scalars.join())
-        })
-    });
-    let inputs = inputs?;
-    let scalars =
-        scalars.map_err(|_| GpuError::Native("splitting a proof's scalars panicked".into()))?;
+    key.inner.sizes.check(assignment)?;
+    let (domain, inputs, scalars, upload) = prepare_inputs(guard, &key.inner, assignment)?;
     let worker_device = device.duplicate()?;
     let worker_key = key.clone();
     let worker = std::thread::Builder::new()
@@ -285,19 +294,11 @@ pub fn prove_split(
         devices,
         keys: lane_owner.map(|i| &*keys[i].inner),
     };
-    let h_guard = guards[0];
-    let device = h_guard.device();
-    ensure_free_memory(
-        device,
-        "a proof's working memory",
-        proof_working_bytes(&keys[0].inner.sizes),
-    )?;
-    let domain = Domain::new(assignment.num_constraints())?;
-    let mut times = StageTimes::default();
-    let inputs = timed(&mut times.upload, || {
-        keys[0].inner.upload_inputs(h_guard, &domain, assignment)
-    })?;
-    let scalars = timed(&mut times.upload, || ProofScalars::of(assignment));
+    let (domain, inputs, scalars, upload) = prepare_inputs(guards[0], &keys[0].inner, assignment)?;
+    let mut times = StageTimes {
+        upload,
+        ..StageTimes::default()
+    };
     let (sums, lane_times) = run_lanes(lanes, domain, inputs, scalars)?;
     times += lane_times;
     let proof = timed(&mut times.assembly, || {
