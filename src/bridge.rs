@@ -81,6 +81,19 @@ pub(crate) mod ffi {
             out_words: usize,
             device_ms: *mut f32,
         ) -> Result<u32>;
+        /// msm_windows of a sparse subset: Σ scalars[i] bases[indices[i]]
+        /// for i < n (both host arrays of n).
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn msm_windows_indexed(
+            device: &GpuDevice,
+            bases: &MsmBases,
+            scalars: *const u64,
+            indices: *const u32,
+            n: usize,
+            out: *mut u64,
+            out_words: usize,
+            device_ms: *mut f32,
+        ) -> Result<u32>;
         /// msm_windows over scalars already on the device.
         unsafe fn msm_windows_resident(
             device: &GpuDevice,

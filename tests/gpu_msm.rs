@@ -535,6 +535,52 @@ fn gpu_resident_bases_serve_many_calls_and_prefixes() {
     }
 }
 
+/// An indexed MSM over a sparse subset of resident bases (what a witness of
+/// mostly bits leaves to the bucket MSM): random subsets, repeated indices,
+/// special scalars, the empty subset; an index past the bases is an error.
+#[test]
+fn gpu_indexed_msm_over_a_subset_of_resident_bases() {
+    let _memory = shared_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    for device in &devices {
+        let guard = device.lock();
+        let bases = random_bases::<G1Affine>(20_000, &mut rng);
+        let resident = ResidentBases::upload(&guard, &bases).expect("upload");
+        for (count, spread) in [(0usize, 20_000u32), (1, 20_000), (1000, 20_000), (5000, 7)] {
+            let indices: Vec<u32> = (0..count).map(|_| rng.gen_range(0..spread)).collect();
+            let scalars = random_scalars(count, &mut rng);
+            let got = resident
+                .msm_indexed(&guard, &scalars, &indices)
+                .expect("indexed msm");
+            let picked: Vec<G1Affine> = indices.iter().map(|&i| bases[i as usize]).collect();
+            assert_eq!(got, expected_g1(&picked, &scalars), "{count} of {spread}");
+        }
+        let indices: Vec<u32> = (0..1000).map(|i| 19_999 - 3 * i).collect();
+        let picked: Vec<G1Affine> = indices.iter().map(|&i| bases[i as usize]).collect();
+        for (name, scalars) in special_scalars(1000, &mut rng) {
+            let got = resident.msm_indexed(&guard, &scalars, &indices).unwrap();
+            assert_eq!(got, expected_g1(&picked, &scalars), "indexed {name}");
+        }
+        let scalars = random_scalars(2, &mut rng);
+        let past_end = resident.msm_indexed(&guard, &scalars, &[0, 20_000]);
+        assert!(past_end.is_err(), "index past the bases accepted");
+        assert!(resident.msm_indexed(&guard, &scalars, &[0]).is_err());
+        // The device still works after the refusals.
+        let got = resident.msm_indexed(&guard, &scalars, &[5, 5]).unwrap();
+        assert_eq!(got, expected_g1(&[bases[5], bases[5]], &scalars));
+        let g2 = random_bases::<G2Affine>(3000, &mut rng);
+        let resident_g2 = ResidentBases::upload(&guard, &g2).expect("upload G2");
+        let indices: Vec<u32> = (0..700).map(|_| rng.gen_range(0..3000)).collect();
+        let scalars = random_scalars(700, &mut rng);
+        let picked: Vec<G2Affine> = indices.iter().map(|&i| g2[i as usize]).collect();
+        let got = resident_g2.msm_indexed(&guard, &scalars, &indices).unwrap();
+        assert_eq!(got, expected_g2(&picked, &scalars), "G2 indexed");
+    }
+}
+
 #[test]
 fn gpu_request_too_large_for_memory_is_an_error_and_device_stays_usable() {
     let _memory = DEVICE_MEMORY

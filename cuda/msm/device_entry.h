@@ -8,9 +8,11 @@ namespace groth16_gpu {
 namespace msm {
 
 uint32_t device_msm_g1(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
-                       size_t n, uint64_t* out, size_t out_words, float* device_ms);
+                       const uint32_t* indices, size_t n, uint64_t* out, size_t out_words,
+                       float* device_ms);
 uint32_t device_msm_g2(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
-                       size_t n, uint64_t* out, size_t out_words, float* device_ms);
+                       const uint32_t* indices, size_t n, uint64_t* out, size_t out_words,
+                       float* device_ms);
 void device_batch_add_g1(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,
                          size_t n, uint64_t* out, size_t out_words, float* device_ms);
 void device_batch_add_g2(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,

@@ -50,6 +50,7 @@ struct Carver {
 template <class F>
 struct ChunkScratch {
   ff::Fr* scalars;
+  uint32_t* indices;
   uint32_t *keys[2], *values[2];
   uint32_t *counts[2], *offsets[2];
   Task* tasks;
@@ -64,6 +65,7 @@ struct ChunkScratch {
     size_t max_tasks = m / kDevicePerTask + nb + 1;
     Carver carve{base};
     scalars = carve.take<ff::Fr>(nc);
+    indices = carve.take<uint32_t>(nc);
     for (int i = 0; i < 2; i++) {
       keys[i] = carve.take<uint32_t>(m);
       values[i] = carve.take<uint32_t>(m);
@@ -108,10 +110,12 @@ ec::Xyzz<F>* reduce_rows(ec::Xyzz<F>* a, ec::Xyzz<F>* b, uint32_t rows, uint32_t
   return a;
 }
 
-/// One chunk: adds its window sums into `acc` (host, W entries).
+/// One chunk: adds its window sums into `acc` (host, W entries). Scalar i
+/// multiplies bases[indices[i]], or bases[i] where `indices` is null.
 template <class F>
-void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, size_t nc, Geometry g,
-               ChunkScratch<F>& s, cudaStream_t stream, std::vector<ec::Xyzz<F>>& acc) {
+void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32_t* indices,
+               size_t nc, Geometry g, ChunkScratch<F>& s, cudaStream_t stream,
+               std::vector<ec::Xyzz<F>>& acc) {
   using Xyzz = ec::Xyzz<F>;
   uint32_t n32 = static_cast<uint32_t>(nc);
   uint32_t nb = g.total_buckets();
@@ -120,9 +124,13 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, size_t nc, G
   // (the H polynomial's result).
   G16_CUDA_CHECK(cudaMemcpyAsync(s.scalars, scalars, nc * sizeof(ff::Fr), cudaMemcpyDefault,
                                  stream));
+  if (indices) {
+    G16_CUDA_CHECK(cudaMemcpyAsync(s.indices, indices, nc * sizeof(uint32_t),
+                                   cudaMemcpyHostToDevice, stream));
+  }
   G16_CUDA_CHECK(cudaMemsetAsync(s.counts[0], 0, (nb + 1) * sizeof(uint32_t), stream));
-  entries_kernel<<<grid_for(nc), kBlock, 0, stream>>>(s.scalars, n32, g, s.keys[0],
-                                                      s.values[0], s.counts[0]);
+  entries_kernel<<<grid_for(nc), kBlock, 0, stream>>>(
+      s.scalars, indices ? s.indices : nullptr, n32, g, s.keys[0], s.values[0], s.counts[0]);
   G16_CUDA_CHECK(cudaGetLastError());
   cub::DoubleBuffer<uint32_t> k(s.keys[0], s.keys[1]), v(s.values[0], s.values[1]);
   size_t temp = s.cub_bytes;
@@ -133,10 +141,13 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, size_t nc, G
   G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, temp, s.counts[0], s.offsets[0],
                                                static_cast<int>(nb), stream));
 
-  // Task levels until every bucket holds at most one partial sum.
+  // Task levels until every bucket holds at most one partial sum: the
+  // worst case (all scalars equal) bounds the levels by max_count, and a
+  // level whose tasks are as many as its items shows the end earlier.
   int cur = 0;
   Xyzz* parts = nullptr;
   uint64_t max_count = nc;
+  uint32_t items = 0;  // partial sums the previous level produced
   for (bool first = true; first || max_count > 1; first = false) {
     int nxt = 1 - cur;
     task_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.counts[cur], nb, kDevicePerTask,
@@ -156,6 +167,8 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, size_t nc, G
     G16_CUDA_CHECK(cudaGetLastError());
     G16_CUDA_CHECK(cudaStreamSynchronize(stream));
     uint32_t ntasks = last[0] + last[1];
+    if (!first && ntasks == items) break;  // every bucket holds <= 1 sum
+    items = ntasks;
     Xyzz* out = first ? s.parts[0] : (parts == s.parts[0] ? s.parts[1] : s.parts[0]);
     if (ntasks > 0) {
       if (first) {
@@ -208,10 +221,26 @@ const ec::Affine<F>* checked_bases(const GpuDevice& device, const MsmBases& base
   return static_cast<const ec::Affine<F>*>(bases.points());
 }
 
+/// Throws unless every index names one of the `len` bases.
+inline void check_indices(const uint32_t* indices, size_t n, size_t len) {
+  for (size_t i = 0; i < n; i++) {
+    if (indices[i] >= len) {
+      throw std::invalid_argument("MSM index " + std::to_string(indices[i]) + " at " +
+                                  std::to_string(i) + " is past the " + std::to_string(len) +
+                                  " resident bases");
+    }
+  }
+}
+
+/// Σ scalars[i] bases[i] (or bases[indices[i]] where `indices`, a host
+/// array of n, is given) per window.
 template <class F>
 uint32_t device_msm(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
-                    size_t n, uint64_t* out, size_t out_words, float* device_ms) {
-  const ec::Affine<F>* points = checked_bases<F>(device, bases, n);
+                    const uint32_t* indices, size_t n, uint64_t* out, size_t out_words,
+                    float* device_ms) {
+  const ec::Affine<F>* points = checked_bases<F>(device, bases, indices ? 0 : n);
+  if (indices) check_indices(indices, n, bases.len());
+  if (n >= (size_t(1) << 31)) throw std::invalid_argument("MSM of 2^31 or more points");
   uint32_t c = choose_window_bits(n);
   Geometry g = Geometry::of(c);
   std::vector<ec::Xyzz<F>> acc(g.windows, ec::Xyzz<F>::identity());
@@ -243,7 +272,13 @@ uint32_t device_msm(const GpuDevice& device, const MsmBases& bases, const uint64
   scratch.layout(static_cast<char*>(memory.ptr), std::max<size_t>(chunk, 1), g, stream.stream);
   for (size_t offset = 0; offset < n; offset += chunk) {
     size_t nc = std::min(chunk, n - offset);
-    run_chunk<F>(points + offset, scalars + offset * 4, nc, g, scratch, stream.stream, acc);
+    if (indices) {
+      run_chunk<F>(points, scalars + offset * 4, indices + offset, nc, g, scratch,
+                   stream.stream, acc);
+    } else {
+      run_chunk<F>(points + offset, scalars + offset * 4, nullptr, nc, g, scratch,
+                   stream.stream, acc);
+    }
   }
   G16_CUDA_CHECK(cudaEventRecord(stop.event, stream.stream));
   G16_CUDA_CHECK(cudaEventSynchronize(stop.event));

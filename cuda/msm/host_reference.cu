@@ -53,7 +53,7 @@ uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size
   std::vector<uint32_t> keys(m), values(m), counts(nb + 1, 0);
   HostCount count{&counts};
   for (uint32_t i = 0; i < n32; i++) {
-    msm::scalar_entries(scalars[i], i, n32, g, keys.data(), values.data(), count);
+    msm::scalar_entries(scalars[i], i, i, n32, g, keys.data(), values.data(), count);
   }
   // Sort by key (the GPU's radix sort is stable too).
   std::vector<uint32_t> order(m);

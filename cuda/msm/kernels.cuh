@@ -19,12 +19,14 @@ struct AtomicCount {
   __device__ void operator()(uint32_t key) { atomicAdd(counts + key, 1u); }
 };
 
-static __global__ void entries_kernel(const ff::Fr* scalars, uint32_t n, Geometry g, uint32_t* keys,
-                               uint32_t* values, uint32_t* counts) {
+/// `indices` (may be null) names the base of each scalar; null: base i.
+static __global__ void entries_kernel(const ff::Fr* scalars, const uint32_t* indices, uint32_t n,
+                                      Geometry g, uint32_t* keys, uint32_t* values,
+                                      uint32_t* counts) {
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   AtomicCount count{counts};
-  scalar_entries(scalars[i], i, n, g, keys, values, count);
+  scalar_entries(scalars[i], i, indices ? indices[i] : i, n, g, keys, values, count);
 }
 
 static __global__ void task_count_kernel(const uint32_t* counts, uint32_t nb, uint32_t per_task,

@@ -63,11 +63,28 @@ std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
   return bases;
 }
 
+namespace {
+
+uint32_t dispatch_msm(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
+                      const uint32_t* indices, size_t n, uint64_t* out, size_t out_words,
+                      float* device_ms) {
+  return bases.is_g2() ? msm::device_msm_g2(device, bases, scalars, indices, n, out, out_words,
+                                            device_ms)
+                       : msm::device_msm_g1(device, bases, scalars, indices, n, out, out_words,
+                                            device_ms);
+}
+
+}  // namespace
+
 uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
                      size_t n, uint64_t* out, size_t out_words, float* device_ms) {
-  return bases.is_g2()
-             ? msm::device_msm_g2(device, bases, scalars, n, out, out_words, device_ms)
-             : msm::device_msm_g1(device, bases, scalars, n, out, out_words, device_ms);
+  return dispatch_msm(device, bases, scalars, nullptr, n, out, out_words, device_ms);
+}
+
+uint32_t msm_windows_indexed(const GpuDevice& device, const MsmBases& bases,
+                             const uint64_t* scalars, const uint32_t* indices, size_t n,
+                             uint64_t* out, size_t out_words, float* device_ms) {
+  return dispatch_msm(device, bases, scalars, indices, n, out, out_words, device_ms);
 }
 
 uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,

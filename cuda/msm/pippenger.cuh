@@ -38,7 +38,9 @@ G16_HD uint32_t scalar_bits(const ff::Fr& k, uint32_t offset, uint32_t c) {
 }
 
 /// Writes the entries of one scalar (Montgomery form, as blstrs holds it):
-/// key and value of window w at [w * n + index]. Calls count(key) for every
+/// key and value of window w at [w * n + slot], the value naming bases[base]
+/// (slot and base differ when the scalars are a sparse subset of the
+/// bases). Calls count(key) for every
 /// nonzero digit, so the caller can histogram the buckets.
 ///
 /// Digit rule: d = bits + carry; d > B becomes d - 2^c with carry 1, so each
@@ -48,8 +50,8 @@ G16_HD uint32_t scalar_bits(const ff::Fr& k, uint32_t offset, uint32_t c) {
 #pragma nv_exec_check_disable  // the host path's Count is host-only
 #endif
 template <class Count>
-G16_HD void scalar_entries(const ff::Fr& mont, uint32_t index, uint32_t n, Geometry g,
-                           uint32_t* keys, uint32_t* values, Count& count) {
+G16_HD void scalar_entries(const ff::Fr& mont, uint32_t slot, uint32_t base, uint32_t n,
+                           Geometry g, uint32_t* keys, uint32_t* values, Count& count) {
   // Montgomery -> canonical; any 256-bit input comes out reduced mod r.
   ff::Fr k = mont.from_montgomery();
   uint32_t carry = 0;
@@ -59,8 +61,8 @@ G16_HD void scalar_entries(const ff::Fr& mont, uint32_t index, uint32_t n, Geome
     carry = negative ? 1 : 0;
     uint32_t magnitude = negative ? (1u << g.c) - d : d;
     uint32_t key = magnitude == 0 ? g.sentinel() : w * g.buckets + magnitude - 1;
-    keys[w * n + index] = key;
-    values[w * n + index] = index | (negative ? kNegative : 0);
+    keys[w * n + slot] = key;
+    values[w * n + slot] = base | (negative ? kNegative : 0);
     if (magnitude != 0) count(key);
   }
 }

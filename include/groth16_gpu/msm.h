@@ -78,6 +78,12 @@ uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases,
                      const uint64_t* scalars, size_t n, uint64_t* out,
                      size_t out_words, float* device_ms);
 
+/// msm_windows of a sparse subset: Σ scalars[i] bases[indices[i]] for
+/// i < n (host arrays; every index < bases.len(), else invalid_argument).
+uint32_t msm_windows_indexed(const GpuDevice& device, const MsmBases& bases,
+                             const uint64_t* scalars, const uint32_t* indices, size_t n,
+                             uint64_t* out, size_t out_words, float* device_ms);
+
 /// msm_windows over the first `n` scalars already on the device.
 uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,
                               const DeviceScalars& scalars, size_t n, uint64_t* out,

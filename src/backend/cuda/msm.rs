@@ -115,6 +115,39 @@ where
         })
     }
 
+    /// Σ scalars[i] · bases[indices[i]]: an MSM over a sparse subset of the
+    /// resident bases (a witness's few full-field values among its bits).
+    /// An index past the resident bases is an error.
+    pub fn msm_indexed(
+        &self,
+        guard: &DeviceGuard<'_>,
+        scalars: &[Scalar],
+        indices: &[u32],
+    ) -> Result<G::Curve, GpuError> {
+        if scalars.len() != indices.len() {
+            return Err(mismatch(
+                "indexed MSM scalars and indices",
+                scalars.len(),
+                indices.len(),
+            ));
+        }
+        // SAFETY: scalars.len() scalars of 4 words and as many indices are
+        // read; the C++ side checks every index against the bases.
+        self.run_windows(scalars.len(), |out, out_words, device_ms| unsafe {
+            ffi::msm_windows_indexed(
+                guard.ffi_device(),
+                self.bases(),
+                as_words(scalars),
+                indices.as_ptr(),
+                scalars.len(),
+                out,
+                out_words,
+                device_ms,
+            )
+        })
+        .map(|(sum, _)| sum)
+    }
+
     /// Runs one window-sum call over `n` scalars (none: the identity) and
     /// combines its windows.
     fn run_windows(

@@ -6,10 +6,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use blstrs::Scalar;
-use group::Group;
 
 use super::key::{ensure_free_memory, proof_working_bytes, GpuProvingKey, ResidentKey};
-use super::split::{ProofScalars, SplitScalars};
+use super::split::{GeneralScalars, ProofScalars, SplitScalars};
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{GpuCurve, HInputs, ResidentBases};
 use crate::device::{Device, DeviceGuard, DeviceMutex, GpuError};
@@ -334,12 +333,12 @@ fn split_msm<G: GpuCurve>(
 where
     G::Curve: Send + Sync,
 {
-    let mut sum = G::Curve::identity();
-    if split.general_count > 0 {
-        sum += bases.msm(guard, &split.general)?;
-    }
+    let mut sum = match &split.general {
+        GeneralScalars::Dense(values) => bases.msm(guard, values)?,
+        GeneralScalars::Sparse { values, indices } => bases.msm_indexed(guard, values, indices)?,
+    };
     if split.ones_count > 0 {
-        sum += bases.batch_add(guard, &split.ones, split.len())?;
+        sum += bases.batch_add(guard, &split.ones, split.len)?;
     }
     Ok(sum)
 }

@@ -1,6 +1,6 @@
 //! A proof's MSM scalars as the GPU takes them: the values 0 and 1, which
-//! dominate real witnesses, become a bitmap for batch addition; the rest stay
-//! in place for the bucket MSM (with 0 where a bit was taken).
+//! dominate real witnesses, become a bitmap for batch addition; the rest go
+//! to the bucket MSM, with their base indices where they are a subset.
 
 use blstrs::Scalar;
 use ff::Field;
@@ -8,50 +8,68 @@ use rayon::prelude::*;
 
 use crate::synthesis::{Assignment, Density};
 
+/// The full-field scalars of one MSM (neither 0 nor 1).
+pub(super) enum GeneralScalars {
+    /// Every scalar is general: scalar i multiplies base i.
+    Dense(Vec<Scalar>),
+    /// A subset: `values[k]` multiplies base `indices[k]`. Real witnesses
+    /// are mostly bits, and the bucket MSM's sort and upload then cover only
+    /// the few full-field values.
+    Sparse {
+        values: Vec<Scalar>,
+        indices: Vec<u32>,
+    },
+}
+
 /// Scalars of one MSM, split.
 pub(super) struct SplitScalars {
-    /// Scalars other than 0 and 1, in place; 0 elsewhere.
-    pub general: Vec<Scalar>,
-    /// How many scalars of `general` are not 0.
-    pub general_count: usize,
+    pub general: GeneralScalars,
     /// Bit i set where scalar i is 1.
     pub ones: Vec<u64>,
     /// How many bits of `ones` are set.
     pub ones_count: usize,
+    /// Number of scalars (= bases the MSM covers).
+    pub len: usize,
+}
+
+fn is_general(value: &Scalar) -> bool {
+    !bool::from(value.is_zero()) && *value != Scalar::ONE
 }
 
 impl SplitScalars {
     pub fn new(scalars: Vec<Scalar>) -> Self {
-        let mut general = scalars;
-        let ones: Vec<u64> = general
-            .par_chunks_mut(64)
+        // Indices fit u32: a key's sections hold at most u32::MAX points
+        // (the .params counts), and the assignment was checked against it.
+        let len = scalars.len();
+        let ones: Vec<u64> = scalars
+            .par_chunks(64)
             .map(|chunk| {
-                let mut word = 0u64;
-                for (i, value) in chunk.iter_mut().enumerate() {
-                    if *value == Scalar::ONE {
-                        word |= 1 << i;
-                        *value = Scalar::ZERO;
-                    }
-                }
-                word
+                chunk
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, value)| **value == Scalar::ONE)
+                    .fold(0u64, |word, (i, _)| word | 1 << i)
             })
             .collect();
         let ones_count = ones.iter().map(|w| w.count_ones() as usize).sum();
-        let general_count = general
-            .par_iter()
-            .filter(|v| !bool::from(v.is_zero()))
-            .count();
+        let general_count = scalars.par_iter().filter(|v| is_general(v)).count();
+        let general = if general_count == len {
+            GeneralScalars::Dense(scalars)
+        } else {
+            let (values, indices) = scalars
+                .par_iter()
+                .enumerate()
+                .filter(|(_, value)| is_general(value))
+                .map(|(i, value)| (*value, i as u32))
+                .unzip();
+            GeneralScalars::Sparse { values, indices }
+        };
         Self {
             general,
-            general_count,
             ones,
             ones_count,
+            len,
         }
-    }
-
-    /// Number of scalars (= bases the MSM covers).
-    pub fn len(&self) -> usize {
-        self.general.len()
     }
 }
 
