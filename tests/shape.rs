@@ -145,3 +145,37 @@ fn extending_with_an_uncounted_witness_leaves_it_uncounted() {
     counted.extend(&WitnessAssignment::default());
     assert_eq!(counted.constraints, None);
 }
+
+/// Synthesizes its constraint in a sub-system where the system is extensible,
+/// as Filecoin's WindowPoSt does per sector; B uses the constant one.
+struct OneInBOfASubSystem(Option<Scalar>);
+
+impl Circuit<Scalar> for OneInBOfASubSystem {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        fn body<CS: ConstraintSystem<Scalar>>(
+            cs: &mut CS,
+            x: Option<Scalar>,
+        ) -> Result<(), SynthesisError> {
+            let v = cs.alloc(|| "x", || x.ok_or(SynthesisError::AssignmentMissing))?;
+            cs.enforce(|| "x*1=x", |lc| lc + v, |lc| lc + CS::one(), |lc| lc + v);
+            Ok(())
+        }
+        if !CS::is_extensible() {
+            return body(cs, self.0);
+        }
+        let mut sub = CS::new();
+        sub.alloc_input(|| "sub one", || Ok(Scalar::ONE))?;
+        body(&mut sub, self.0)?;
+        cs.extend(&sub);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_sub_system_using_one_in_b_marks_our_one() {
+    let circuit = || OneInBOfASubSystem(Some(Scalar::from(3u64)));
+    let shape = CircuitShape::record(OneInBOfASubSystem(None)).unwrap();
+    let direct = synthesize(circuit()).unwrap();
+    assert!(direct.b_input_density.is_used(0));
+    assert_eq!(direct, shape.synthesize(circuit()).unwrap());
+}

@@ -178,6 +178,11 @@ impl ConstraintSystem<Scalar> for ProvingAssignment {
     fn extend(&mut self, other: &Self) {
         let (s, o) = (&mut self.assignment, &other.assignment);
         s.a_aux_density.extend_from(&o.a_aux_density, 0);
+        // The sub-system's one is ours: B using it there uses ours (bellperson
+        // coalesces the two bits too; WindowPoSt's sectors rely on it).
+        if o.b_input_density.is_used(0) && !s.b_input_density.is_empty() {
+            s.b_input_density.mark(0);
+        }
         s.b_input_density.extend_from(&o.b_input_density, 1);
         s.b_aux_density.extend_from(&o.b_aux_density, 0);
         s.a.extend_from_slice(&o.a);

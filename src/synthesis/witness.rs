@@ -44,8 +44,16 @@ impl Default for WitnessAssignment {
 impl ConstraintSystem<Scalar> for WitnessAssignment {
     type Root = Self;
 
+    /// An empty, counting system: no constant one, as bellperson's
+    /// `ProvingAssignment::new()`. Circuits that synthesize parts in
+    /// sub-systems (WindowPoSt) allocate the sub-system's one themselves,
+    /// and [`extend`](ConstraintSystem::extend) drops it.
     fn new() -> Self {
-        Self::default()
+        Self {
+            input: Vec::new(),
+            aux: Vec::new(),
+            constraints: Some(0),
+        }
     }
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>

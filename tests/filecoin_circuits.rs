@@ -1,0 +1,123 @@
+//! Filecoin's PoRep partition and WindowPoSt circuits (storage-proofs 19.1)
+//! against bellperson 0.27: for the same key, r and s our proofs, direct and
+//! pre-compiled, are bellperson's bytes, and bellperson's verifier accepts
+//! them with the public inputs that Filecoin's crates compute.
+
+#[path = "common/filecoin.rs"]
+mod filecoin;
+
+use std::time::Instant;
+
+use bellpepper_core::Circuit;
+use bellperson::groth16 as bp;
+use blstrs::{Bls12, Scalar};
+use ff::Field;
+use filecoin::{Partitions, PorepConfig, PostConfig};
+use groth16_gpu::synthesis::CircuitShape;
+use groth16_gpu::{create_proof, generate_parameters_for_shape_random};
+use rand_chacha::ChaCha20Rng;
+use rand_core::{RngCore, SeedableRng};
+
+fn fresh_rng() -> ChaCha20Rng {
+    let seed = rand_core::OsRng.next_u64();
+    eprintln!("seed {seed}");
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+/// Keys from a random trapdoor for the blank circuit's shape (ours, handed
+/// to bellperson through the `.params` bytes), then per partition: our
+/// direct and pre-compiled proofs equal bellperson's for the same r and s,
+/// and bellperson verifies ours, rejecting it for changed inputs.
+fn check_against_bellperson<C>(name: &str, circuits: Partitions<C>, rng: &mut ChaCha20Rng)
+where
+    C: Circuit<Scalar> + Clone + Send,
+{
+    let start = Instant::now();
+    let shape = CircuitShape::record(circuits.blank).expect("record the shape");
+    eprintln!(
+        "{name}: {} constraints, {} inputs, {} aux ({:.1?} to record)",
+        shape.num_constraints(),
+        shape.num_inputs(),
+        shape.num_aux(),
+        start.elapsed()
+    );
+
+    let start = Instant::now();
+    let key = generate_parameters_for_shape_random(&shape, &mut *rng).expect("our generator");
+    let mut bytes = Vec::new();
+    key.write(&mut bytes).unwrap();
+    let theirs = bp::Parameters::<Bls12>::read(&bytes[..], false).expect("bellperson reads ours");
+    drop(bytes);
+    let pvk = bp::prepare_verifying_key(&theirs.vk);
+    eprintln!("{name}: keys in {:.1?}", start.elapsed());
+
+    for (k, partition) in circuits.partitions.into_iter().enumerate() {
+        assert_eq!(
+            partition.inputs.len() + 1,
+            shape.num_inputs(),
+            "{name}: the crate's public inputs do not fit the circuit"
+        );
+        let r = Scalar::random(&mut *rng);
+        let s = Scalar::random(&mut *rng);
+
+        let start = Instant::now();
+        let their_proof = bp::create_proof(partition.circuit.clone(), &theirs, r, s).unwrap();
+        let mut their_bytes = Vec::new();
+        their_proof.write(&mut their_bytes).unwrap();
+        let their_time = start.elapsed();
+
+        let start = Instant::now();
+        let direct = create_proof(partition.circuit.clone(), &key, r, s).unwrap();
+        let direct_time = start.elapsed();
+        assert_eq!(
+            direct.to_bytes().to_vec(),
+            their_bytes,
+            "{name} partition {k}: direct path differs from bellperson"
+        );
+
+        let start = Instant::now();
+        let assignment = shape.synthesize(partition.circuit).unwrap();
+        let precompiled = groth16_gpu::groth16::prove(&key, &assignment, r, s).unwrap();
+        let precompiled_time = start.elapsed();
+        assert_eq!(
+            precompiled, direct,
+            "{name} partition {k}: pre-compiled path"
+        );
+        eprintln!(
+            "{name} partition {k}: proofs equal; bellperson {their_time:.1?}, \
+             ours direct {direct_time:.1?}, pre-compiled {precompiled_time:.1?}"
+        );
+
+        let decoded = bp::Proof::<Bls12>::read(&direct.to_bytes()[..]).unwrap();
+        assert!(
+            bp::verify_proof(&pvk, &decoded, &partition.inputs).unwrap(),
+            "{name} partition {k}: bellperson rejects our proof"
+        );
+        let mut wrong = partition.inputs.clone();
+        wrong[0] += Scalar::ONE;
+        assert!(
+            !bp::verify_proof(&pvk, &decoded, &wrong).unwrap(),
+            "{name} partition {k}: accepted with a changed input"
+        );
+    }
+}
+
+#[test]
+fn porep_partition_matches_bellperson() {
+    let mut rng = fresh_rng();
+    let start = Instant::now();
+    let circuits = filecoin::porep_partitions(PorepConfig::SMALL, &mut rng);
+    eprintln!("porep: sector replicated in {:.1?}", start.elapsed());
+    check_against_bellperson("porep", circuits, &mut rng);
+}
+
+#[test]
+fn window_post_matches_bellperson() {
+    let mut rng = fresh_rng();
+    let config = PostConfig {
+        sectors: 2,
+        challenges_per_sector: 2,
+    };
+    let circuits = filecoin::post_partition(config, &mut rng);
+    check_against_bellperson("window post", circuits, &mut rng);
+}
