@@ -18,7 +18,10 @@ use groth16_gpu::{create_proof, generate_parameters_for_shape_random};
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 
+/// Also turns on logging: `RUST_LOG=bellperson=info` shows bellperson's own
+/// synthesis time beside ours.
 fn fresh_rng() -> ChaCha20Rng {
+    let _ = env_logger::builder().is_test(true).try_init();
     let seed = rand_core::OsRng.next_u64();
     eprintln!("seed {seed}");
     ChaCha20Rng::seed_from_u64(seed)
