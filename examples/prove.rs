@@ -18,12 +18,15 @@
 //! `--shape FILE` does the same for the recorded constraint matrices (a loaded
 //! shape is checked against the circuit when it synthesizes).
 
+#[path = "common/backend.rs"]
+mod backend;
 #[path = "../tests/common/circuits.rs"]
 mod circuits;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use backend::{choose_backend, Backend};
 use blstrs::Scalar;
 use circuits::{FieldHeavy, Sha256Circuit};
 use ff::Field;
@@ -186,65 +189,6 @@ fn main() {
     }
 }
 
-/// Where the proofs run.
-enum Backend {
-    Cpu,
-    #[cfg(feature = "cuda")]
-    Gpu(&'static groth16_gpu::device::DeviceMutex),
-}
-
-fn choose_backend(options: &Options) -> Result<Backend, Box<dyn std::error::Error>> {
-    let cpu_note = format!("CPU ({} threads)", rayon::current_num_threads());
-    match options.backend.as_str() {
-        "cpu" => {
-            println!("backend: {cpu_note}");
-            Ok(Backend::Cpu)
-        }
-        #[cfg(feature = "cuda")]
-        "auto" | "gpu" => {
-            let devices = match groth16_gpu::device::DeviceMutex::shared() {
-                Ok(devices) => devices,
-                Err(e) if options.backend == "auto" => {
-                    println!("backend: {cpu_note}; no usable GPU ({e})");
-                    return Ok(Backend::Cpu);
-                }
-                Err(e) => return Err(e.into()),
-            };
-            match devices.get(options.device) {
-                Some(device) => {
-                    let p = device.properties();
-                    println!(
-                        "backend: GPU {} ({}, {} SMs, {} GiB)",
-                        p.ordinal,
-                        p.name,
-                        p.sm_count,
-                        p.total_memory >> 30
-                    );
-                    Ok(Backend::Gpu(device))
-                }
-                None if options.backend == "auto" && devices.is_empty() => {
-                    println!("backend: {cpu_note}; no CUDA device");
-                    Ok(Backend::Cpu)
-                }
-                None => Err(format!(
-                    "no CUDA device {} ({} devices)",
-                    options.device,
-                    devices.len()
-                )
-                .into()),
-            }
-        }
-        #[cfg(not(feature = "cuda"))]
-        "auto" => {
-            println!("backend: {cpu_note}; built without feature `cuda`");
-            Ok(Backend::Cpu)
-        }
-        #[cfg(not(feature = "cuda"))]
-        "gpu" => Err("--backend gpu needs a build with --features cuda".into()),
-        other => Err(format!("unknown backend {other}").into()),
-    }
-}
-
 /// Proofs of every instance, with the time of each stage. On the GPU each
 /// proof's device work overlaps the next instance's synthesis.
 struct ProvingRun {
@@ -377,7 +321,7 @@ impl DeviceMemorySampler {
 }
 
 fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
-    let backend = choose_backend(options)?;
+    let backend = choose_backend(&options.backend, options.device)?;
     let job = Job::for_size(&options.circuit, options.size)?;
     let start = Instant::now();
     let shape = match &options.shape {

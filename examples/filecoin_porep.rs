@@ -1,0 +1,296 @@
+//! Filecoin's PoRep partition circuit (storage-proofs-porep 19.1) end to
+//! end: circuit to verified-ready proof, on the GPU when there is one (else
+//! the CPU), with the key resident.
+//!
+//! ```text
+//! cargo run --release --features cuda --example filecoin_porep -- \
+//!     [--challenges 3] [--partitions 10] [--backend auto|cpu|gpu] [--device N]
+//! ```
+//! Replicates a 2 KiB sector (64 nodes, 2 layers) in a temporary folder and
+//! builds its partition circuits (3 challenges each: 4,031,596 constraints),
+//! records their shape once and generates parameters for it. Then:
+//! - one partition: synthesis (pre-compiled path) and proof, its latency,
+//!   and the same proof (same r and s) from the CPU prover: bytes equal;
+//! - every partition: synthesized in parallel over the cores while the
+//!   device proves those that are ready (two in flight); the time per
+//!   partition of the whole batch.
+//!
+//! Every proof is verified against the public inputs the crate computes.
+
+#[path = "common/backend.rs"]
+mod backend;
+#[path = "../tests/common/filecoin.rs"]
+mod filecoin;
+
+use std::time::{Duration, Instant};
+
+use backend::{choose_backend, Backend};
+use blstrs::Scalar;
+use ff::Field;
+use filecoin::{porep_partitions, PorepCircuit, PorepConfig};
+use groth16_gpu::groth16::prove_timed;
+use groth16_gpu::synthesis::CircuitShape;
+use groth16_gpu::{
+    generate_parameters_for_shape_random, prepare_verifying_key, verify_proofs_batch, Proof,
+    ProvingKey,
+};
+use rand_core::OsRng;
+
+struct Options {
+    challenges: usize,
+    partitions: usize,
+    backend: String,
+    device: usize,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut options = Options {
+        challenges: 3,
+        partitions: 10,
+        backend: "auto".into(),
+        device: 0,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--challenges" => options.challenges = number(&arg, value()?)?,
+            "--partitions" => options.partitions = number(&arg, value()?)?,
+            "--backend" => options.backend = value()?,
+            "--device" => options.device = number(&arg, value()?)?,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    if options.challenges == 0 || options.partitions == 0 {
+        return Err("--challenges and --partitions must be at least 1".into());
+    }
+    Ok(options)
+}
+
+fn number(arg: &str, value: String) -> Result<usize, String> {
+    value.parse().map_err(|e| format!("{arg}: {e}"))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:>9.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let options = parse_options().unwrap_or_else(|e| {
+        eprintln!("{e}\nusage: filecoin_porep [--challenges N] [--partitions N] [--backend auto|cpu|gpu] [--device N]");
+        std::process::exit(2);
+    });
+    if let Err(e) = run(&options) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    let backend = choose_backend(&options.backend, options.device)?;
+    let config = PorepConfig {
+        challenges_per_partition: options.challenges,
+        partitions: options.partitions,
+        ..PorepConfig::SMALL
+    };
+    let start = Instant::now();
+    let set = porep_partitions(config, &mut OsRng);
+    let replicate = start.elapsed();
+    let start = Instant::now();
+    let shape = CircuitShape::record(set.blank)?;
+    let record = start.elapsed();
+    println!(
+        "PoRep partition: 64 nodes, 2 layers, {} challenges: {} constraints, {} aux; {} partitions",
+        options.challenges,
+        shape.num_constraints(),
+        shape.num_aux(),
+        set.partitions.len()
+    );
+    println!("replicate sector + build circuits {}", ms(replicate));
+    println!("record shape                      {}", ms(record));
+    let start = Instant::now();
+    let key = generate_parameters_for_shape_random(&shape, &mut OsRng)?;
+    println!("generate parameters               {}", ms(start.elapsed()));
+
+    let (circuits, inputs): (Vec<PorepCircuit>, Vec<Vec<Scalar>>) = set
+        .partitions
+        .into_iter()
+        .map(|p| (p.circuit, p.inputs))
+        .unzip();
+    let proofs = match backend {
+        Backend::Cpu => prove_on_cpu(&key, &shape, circuits)?,
+        #[cfg(feature = "cuda")]
+        Backend::Gpu(device) => gpu::prove(device, &key, &shape, circuits)?,
+    };
+    let pvk = prepare_verifying_key(&key.vk);
+    let refs: Vec<&Proof> = proofs.iter().collect();
+    if !verify_proofs_batch(&pvk, &mut OsRng, &refs, &inputs)? {
+        return Err("a proof did not verify".into());
+    }
+    println!("all {} proofs verified", proofs.len());
+    Ok(())
+}
+
+/// One partition timed alone, then the rest one after another (the CPU
+/// prover uses every core itself).
+fn prove_on_cpu(
+    key: &ProvingKey,
+    shape: &CircuitShape,
+    circuits: Vec<PorepCircuit>,
+) -> Result<Vec<Proof>, Box<dyn std::error::Error>> {
+    let count = circuits.len();
+    let start = Instant::now();
+    let mut proofs = Vec::with_capacity(count);
+    for (i, circuit) in circuits.into_iter().enumerate() {
+        let synthesis_start = Instant::now();
+        let assignment = shape.synthesize(circuit)?;
+        let synthesis = synthesis_start.elapsed();
+        let prove_start = Instant::now();
+        let (proof, _) = prove_timed(
+            key,
+            &assignment,
+            Scalar::random(OsRng),
+            Scalar::random(OsRng),
+        )?;
+        if i == 0 {
+            println!("one partition: synthesis         {}", ms(synthesis));
+            println!(
+                "one partition: prove (CPU)        {}",
+                ms(prove_start.elapsed())
+            );
+        }
+        proofs.push(proof);
+    }
+    report_batch(count, start.elapsed());
+    Ok(proofs)
+}
+
+fn report_batch(count: usize, wall: Duration) {
+    println!("{count} partitions, circuits to proofs {}", ms(wall));
+    println!(
+        "per partition                     {}",
+        ms(wall / count as u32)
+    );
+}
+
+#[cfg(feature = "cuda")]
+mod gpu {
+    use super::*;
+    use groth16_gpu::device::DeviceMutex;
+    use groth16_gpu::groth16::gpu::{finish_proof, finish_proof_timed, start_proof, GpuProvingKey};
+    use groth16_gpu::synthesis::Assignment;
+    use rayon::prelude::*;
+    use std::collections::VecDeque;
+
+    /// Partition i's assignment, or why its synthesis failed.
+    type Synthesized = (usize, Result<Assignment, groth16_gpu::Error>);
+
+    /// Synthesizes every circuit in parallel over the cores, handing each
+    /// assignment over as it is ready (at most `bound` waiting).
+    fn synthesize_in_background(
+        shape: &CircuitShape,
+        circuits: Vec<PorepCircuit>,
+        bound: usize,
+    ) -> (
+        std::sync::mpsc::Receiver<Synthesized>,
+        impl FnOnce() + Send + '_,
+    ) {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(bound);
+        let work = move || {
+            circuits
+                .into_par_iter()
+                .enumerate()
+                .for_each_with(sender, |sender, (i, circuit)| {
+                    // A closed receiver means the consumer stopped on an error.
+                    let _ = sender.send((i, shape.synthesize(circuit)));
+                });
+        };
+        (receiver, work)
+    }
+
+    pub fn prove(
+        device: &DeviceMutex,
+        key: &ProvingKey,
+        shape: &CircuitShape,
+        mut circuits: Vec<PorepCircuit>,
+    ) -> Result<Vec<Proof>, Box<dyn std::error::Error>> {
+        let guard = device.lock();
+        let start = Instant::now();
+        let resident = GpuProvingKey::upload(&guard, key)?;
+        println!(
+            "key upload (once)                 {}  ({} MiB resident)",
+            ms(start.elapsed()),
+            resident.device_bytes() >> 20
+        );
+
+        // One partition alone: its latency, and the CPU prover's bytes.
+        let first = circuits.remove(0);
+        let (r, s) = (Scalar::random(OsRng), Scalar::random(OsRng));
+        let start = Instant::now();
+        let assignment = shape.synthesize(first)?;
+        let synthesis = start.elapsed();
+        let prove_start = Instant::now();
+        let pending = start_proof(&guard, &resident, &assignment, r, s)?;
+        let (first_proof, stages) = finish_proof_timed(&guard, pending)?;
+        let prove = prove_start.elapsed();
+        println!("one partition: synthesis         {}", ms(synthesis));
+        println!("one partition: prove (GPU)        {}", ms(prove));
+        // The three lanes run at once, so these overlap.
+        println!(
+            "  stages: upload+split {}, H polynomial {}, MSM h {}, l {}, a {}, b_g1 {}, b_g2 {}",
+            ms(stages.upload).trim(),
+            ms(stages.h_polynomial).trim(),
+            ms(stages.msm_h).trim(),
+            ms(stages.msm_l).trim(),
+            ms(stages.msm_a).trim(),
+            ms(stages.msm_b_g1).trim(),
+            ms(stages.msm_b_g2).trim()
+        );
+        println!("one partition: circuit to proof   {}", ms(start.elapsed()));
+        let cpu_start = Instant::now();
+        let (cpu_proof, _) = prove_timed(key, &assignment, r, s)?;
+        let same = cpu_proof.to_bytes() == first_proof.to_bytes();
+        println!(
+            "CPU prover, same r and s          {}  (bytes equal: {})",
+            ms(cpu_start.elapsed()),
+            if same { "yes" } else { "NO" }
+        );
+        if !same {
+            return Err("the GPU proof differs from the CPU proof".into());
+        }
+        drop(assignment);
+
+        // The rest as a batch: synthesis in parallel, two proofs in flight.
+        let count = circuits.len();
+        let mut proofs: Vec<Option<Proof>> = (0..count).map(|_| None).collect();
+        let start = Instant::now();
+        let (ready, synthesize) = synthesize_in_background(shape, circuits, 2);
+        std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
+            scope.spawn(synthesize);
+            let mut in_flight = VecDeque::new();
+            for (i, assignment) in ready {
+                let (r, s) = (Scalar::random(OsRng), Scalar::random(OsRng));
+                in_flight.push_back((i, start_proof(&guard, &resident, &assignment?, r, s)?));
+                if in_flight.len() > 1 {
+                    let (j, pending) = in_flight.pop_front().expect("two in flight");
+                    proofs[j] = Some(finish_proof(&guard, pending)?);
+                }
+            }
+            for (j, pending) in in_flight {
+                proofs[j] = Some(finish_proof(&guard, pending)?);
+            }
+            Ok(())
+        })?;
+        if count > 0 {
+            report_batch(count, start.elapsed());
+        }
+        let mut all = vec![first_proof];
+        all.extend(
+            proofs
+                .into_iter()
+                .map(|p| p.expect("every partition proved")),
+        );
+        Ok(all)
+    }
+}
