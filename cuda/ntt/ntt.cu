@@ -104,7 +104,9 @@ void check_launch(const char* what) {
   }
 }
 
-/// Device memory, a stream and two events, released on every path.
+/// Device memory, a stream and two events, released on every path. The
+/// memory is stream-ordered (cudaMallocAsync / cudaFreeAsync): a plain
+/// cudaFree waits for the whole device, stalling a proof that runs beside.
 struct NttResources {
   Fr* buffers[3] = {nullptr, nullptr, nullptr};
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -117,8 +119,9 @@ struct NttResources {
   ~NttResources() {
     if (stream) cudaStreamSynchronize(stream);
     for (Fr* b : buffers) {
-      if (b) cudaFree(b);
+      if (b) cudaFreeAsync(b, stream);
     }
+    if (stream) cudaStreamSynchronize(stream);
     if (start) cudaEventDestroy(start);
     if (stop) cudaEventDestroy(stop);
     if (stream) cudaStreamDestroy(stream);
@@ -128,7 +131,8 @@ struct NttResources {
 
   /// buffers[slot] = `count` scalars; too little memory is a clear error.
   Fr* allocate(int slot, size_t count, const char* what) {
-    cudaError_t error = cudaMalloc(&buffers[slot], std::max<size_t>(count, 1) * sizeof(Fr));
+    cudaError_t error =
+        cudaMallocAsync(&buffers[slot], std::max<size_t>(count, 1) * sizeof(Fr), stream);
     if (error == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       buffers[slot] = nullptr;

@@ -55,9 +55,20 @@ pub(super) struct ResidentKey {
     pub a: ResidentBases<G1Affine>,
     pub b_g1: ResidentBases<G1Affine>,
     pub b_g2: ResidentBases<G2Affine>,
-    /// Pinned host memory for a proof's a, b, c, allocated at the first
-    /// proof and reused by every later one (None: not yet, or refused).
+    /// Pinned host memory for a proof's a, b, c, allocated with the key
+    /// (so the first proof does not pay for locking it) and reused by every
+    /// proof (None: pinning was refused).
     staging: Mutex<Option<PinnedStaging>>,
+}
+
+/// Room for the largest proof a key of these sizes serves: three domains of
+/// scalars, pinned; None (with a warning) when the system refuses to lock it.
+fn pinned_staging(sizes: &KeySizes) -> Option<PinnedStaging> {
+    PinnedStaging::new(3 * (sizes.h + 1))
+        .map_err(|error| {
+            log::warn!("no pinned staging buffer ({error}); uploading from pageable memory")
+        })
+        .ok()
 }
 
 impl ResidentKey {
@@ -70,17 +81,7 @@ impl ResidentKey {
         assignment: &Assignment,
     ) -> Result<HInputs, GpuError> {
         let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
-        let mut staging = self.staging.lock();
-        if staging.is_none() {
-            // Room for the largest proof this key serves: three domains.
-            match PinnedStaging::new(3 * (self.sizes.h + 1)) {
-                Ok(buffer) => *staging = Some(buffer),
-                Err(error) => {
-                    log::warn!("no pinned staging buffer ({error}); uploading from pageable memory")
-                }
-            }
-        }
-        match staging.as_mut() {
+        match self.staging.lock().as_mut() {
             Some(buffer) => HInputs::upload_staged(guard, domain, a, b, c, buffer),
             None => HInputs::upload(guard, domain, a, b, c),
         }
@@ -121,16 +122,17 @@ impl GpuProvingKey {
             Self::points_bytes(key) >> 20,
             device.ordinal()
         );
+        let sizes = KeySizes::of(key);
         let inner = ResidentKey {
             vk: key.vk.clone(),
-            sizes: KeySizes::of(key),
+            staging: Mutex::new(pinned_staging(&sizes)),
+            sizes,
             ordinal: device.ordinal(),
             h: ResidentBases::upload(guard, &key.h)?,
             l: ResidentBases::upload(guard, &key.l)?,
             a: ResidentBases::upload(guard, &key.a)?,
             b_g1: ResidentBases::upload(guard, &key.b_g1)?,
             b_g2: ResidentBases::upload(guard, &key.b_g2)?,
-            staging: Mutex::new(None),
         };
         Ok(Self {
             inner: Arc::new(inner),

@@ -2,6 +2,8 @@
 //! dominate real witnesses, become a bitmap for batch addition; the rest go
 //! to the bucket MSM, with their base indices where they are a subset.
 
+use std::borrow::Cow;
+
 use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
@@ -37,7 +39,8 @@ fn is_general(value: &Scalar) -> bool {
 }
 
 impl SplitScalars {
-    pub fn new(scalars: Vec<Scalar>) -> Self {
+    /// Borrowed scalars are copied only when every one of them is general.
+    pub fn new(scalars: Cow<'_, [Scalar]>) -> Self {
         // Indices fit u32: a key's sections hold at most u32::MAX points
         // (the .params counts), and the assignment was checked against it.
         let len = scalars.len();
@@ -54,7 +57,7 @@ impl SplitScalars {
         let ones_count = ones.iter().map(|w| w.count_ones() as usize).sum();
         let general_count = scalars.par_iter().filter(|v| is_general(v)).count();
         let general = if general_count == len {
-            GeneralScalars::Dense(scalars)
+            GeneralScalars::Dense(scalars.into_owned())
         } else {
             let (values, indices) = scalars
                 .par_iter()
@@ -89,18 +92,18 @@ impl ProofScalars {
         let ((l, a), b) = rayon::join(
             || {
                 rayon::join(
-                    || SplitScalars::new(aux.clone()),
+                    || SplitScalars::new(Cow::Borrowed(aux)),
                     || {
                         let mut a = input.clone();
                         a.extend(selected(&assignment.a_aux_density, aux));
-                        SplitScalars::new(a)
+                        SplitScalars::new(Cow::Owned(a))
                     },
                 )
             },
             || {
                 let mut b = selected(&assignment.b_input_density, input);
                 b.extend(selected(&assignment.b_aux_density, aux));
-                SplitScalars::new(b)
+                SplitScalars::new(Cow::Owned(b))
             },
         );
         Self { l, a, b }
