@@ -294,21 +294,35 @@ fn reference_msm_g2_matches_blstrs() {
 #[test]
 fn reference_batch_add_matches_blstrs() {
     let mut rng = seeded();
-    for n in [0usize, 1, 63, 64, 65, 300] {
+    for n in [0usize, 1, 63, 64, 65, 300, 2000] {
         let g1 = awkward_bases::<G1Affine>(n, &mut rng);
         let g2 = awkward_bases::<G2Affine>(n.min(70), &mut rng);
-        let bits: Vec<bool> = (0..n).map(|_| rng.gen()).collect();
-        let words = pack_bits(&bits);
-        assert_eq!(
-            reference::batch_add(&g1, &words).unwrap(),
-            expected_selected(&g1, &bits)
-        );
-        let bits2 = &bits[..g2.len()];
-        assert_eq!(
-            reference::batch_add(&g2, &pack_bits(bits2)).unwrap(),
-            expected_selected(&g2, bits2)
-        );
+        for density in [0.0, 0.01, 0.5, 1.0] {
+            let bits: Vec<bool> = (0..n).map(|_| rng.gen_bool(density)).collect();
+            let words = with_stray_bits(pack_bits(&bits), n);
+            assert_eq!(
+                reference::batch_add(&g1, &words).unwrap(),
+                expected_selected(&g1, &bits),
+                "G1 n={n} p={density}"
+            );
+            let bits2 = &bits[..g2.len()];
+            assert_eq!(
+                reference::batch_add(&g2, &with_stray_bits(pack_bits(bits2), bits2.len())).unwrap(),
+                expected_selected(&g2, bits2),
+                "G2 n={n} p={density}"
+            );
+        }
     }
+}
+
+/// Sets the bits past the first `n` in the last word: they select nothing.
+fn with_stray_bits(mut words: Vec<u64>, n: usize) -> Vec<u64> {
+    if n % 64 != 0 {
+        if let Some(last) = words.last_mut() {
+            *last |= !0u64 << (n % 64);
+        }
+    }
+    words
 }
 
 /// The draws of `gpu_batch_add_matches_blstrs` from `seed` (one device) up to
@@ -343,18 +357,26 @@ fn reference_batch_add_replays_the_h200_failure_case() {
     );
 }
 
-/// Batch addition of 64-point words, each summing the listed points (the
-/// rest of the word is unselected filler): the words' partial sums meet in
-/// full XYZZ additions, so each special case of that addition is reached.
-fn words_case(words: &[Vec<G1Affine>], filler: G1Affine) -> (Vec<G1Affine>, Vec<bool>) {
+/// Selected bases per partial sum of the device's batch addition
+/// (kSelectedPerThread in cuda/msm/pippenger.cuh).
+const SELECTED_PER_PART: usize = 32;
+
+/// Batch addition whose partial sums are the listed points: each list is
+/// padded with selected identity bases to one part, and an unselected
+/// filler base follows every part (unset bits between parts). The parts'
+/// sums meet in full XYZZ additions, so each special case of that addition
+/// is reached.
+fn parts_case(parts: &[Vec<G1Affine>], filler: G1Affine) -> (Vec<G1Affine>, Vec<bool>) {
     let mut bases = Vec::new();
     let mut bits = Vec::new();
-    for word in words {
-        assert!(word.len() <= 64);
-        for i in 0..64 {
-            bases.push(word.get(i).copied().unwrap_or(filler));
-            bits.push(i < word.len());
+    for part in parts {
+        assert!(part.len() <= SELECTED_PER_PART);
+        for i in 0..SELECTED_PER_PART {
+            bases.push(part.get(i).copied().unwrap_or(G1Affine::identity()));
+            bits.push(true);
         }
+        bases.push(filler);
+        bits.push(false);
     }
     (bases, bits)
 }
@@ -378,14 +400,14 @@ fn reference_batch_add_special_cases_of_the_full_addition() {
         ("P + P + P", vec![vec![a, b], vec![b, a], vec![a, b]]),
         ("2P + 2P", vec![vec![a, a], vec![b, b], vec![a, b, a, b]]),
         (
-            "in-word P + P, P + -P",
+            "in-part P + P, P + -P",
             vec![vec![a, a, b, -b, c], vec![-c]],
         ),
-        ("in-word sum to O, then P", vec![vec![a, -a, b], vec![b]]),
+        ("in-part sum to O, then P", vec![vec![a, -a, b], vec![b]]),
         ("2P and -2P", vec![vec![a, a], vec![-a, -a], vec![c]]),
     ];
-    for (name, words) in cases {
-        let (bases, bits) = words_case(&words, filler);
+    for (name, parts) in cases {
+        let (bases, bits) = parts_case(&parts, filler);
         let want = expected_selected(&bases, &bits);
         assert_eq!(
             reference::batch_add(&bases, &pack_bits(&bits)).unwrap(),
@@ -393,13 +415,13 @@ fn reference_batch_add_special_cases_of_the_full_addition() {
             "{name}"
         );
     }
-    // More words than one group of the row reduction (32): 40 equal words.
-    let words: Vec<Vec<G1Affine>> = (0..40).map(|_| vec![a, b, o, -c]).collect();
-    let (bases, bits) = words_case(&words, filler);
+    // More parts than one group of the row reduction (32): 40 equal parts.
+    let parts: Vec<Vec<G1Affine>> = (0..40).map(|_| vec![a, b, o, -c]).collect();
+    let (bases, bits) = parts_case(&parts, filler);
     assert_eq!(
         reference::batch_add(&bases, &pack_bits(&bits)).unwrap(),
         expected_selected(&bases, &bits),
-        "40 equal words"
+        "40 equal parts"
     );
 }
 
@@ -475,12 +497,21 @@ fn gpu_batch_add_matches_blstrs() {
             let g2 = awkward_bases::<G2Affine>(n, &mut rng);
             for density in [0.0, 0.5, 1.0] {
                 let bits: Vec<bool> = (0..n).map(|_| rng.gen_bool(density)).collect();
-                let words = pack_bits(&bits);
+                let words = with_stray_bits(pack_bits(&bits), n);
                 let got1 = batch_add_g1(&guard, &g1, &words).expect("batch_add_g1");
                 assert_eq!(got1, expected_selected(&g1, &bits), "G1 n={n} p={density}");
                 let got2 = batch_add_g2(&guard, &g2, &words).expect("batch_add_g2");
                 assert_eq!(got2, expected_selected(&g2, &bits), "G2 n={n} p={density}");
             }
+        }
+        // Sparse and nearly full bitmaps: one thread's run of selected bases
+        // spans many words, or skips a single one.
+        let g1 = awkward_bases::<G1Affine>((1 << 16) + 7, &mut rng);
+        for density in [0.003, 0.01, 0.99] {
+            let bits: Vec<bool> = (0..g1.len()).map(|_| rng.gen_bool(density)).collect();
+            let words = with_stray_bits(pack_bits(&bits), g1.len());
+            let got = batch_add_g1(&guard, &g1, &words).expect("batch_add_g1");
+            assert_eq!(got, expected_selected(&g1, &bits), "G1 sparse p={density}");
         }
     }
 }

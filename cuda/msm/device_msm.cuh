@@ -287,6 +287,32 @@ uint32_t device_msm(const GpuDevice& device, const MsmBases& bases, const uint64
   return c;
 }
 
+/// Scratch of one batch addition over `words` bitmap words.
+template <class F>
+struct BatchScratch {
+  uint64_t* bitmap;
+  uint32_t *counts, *ranks_before;
+  void* scan_temp;
+  size_t scan_bytes;
+  ec::Xyzz<F>* parts[2];
+
+  /// Lays the buffers out from `base` (nullptr: only measures); returns bytes.
+  size_t layout(char* base, uint32_t words, size_t max_parts, cudaStream_t stream) {
+    Carver carve{base};
+    bitmap = carve.take<uint64_t>(words);
+    counts = carve.take<uint32_t>(words);
+    ranks_before = carve.take<uint32_t>(words);
+    for (auto& p : parts) p = carve.take<ec::Xyzz<F>>(max_parts);
+    scan_bytes = 0;
+    G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts, ranks_before,
+                                                 static_cast<int>(words), stream));
+    scan_temp = carve.take<char>(scan_bytes);
+    return carve.used + 256;
+  }
+};
+
+/// Σ of the bases whose bit is set: the bitmap's words are counted and
+/// scanned so that every thread sums kSelectedPerThread selected bases.
 template <class F>
 void device_batch_add(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,
                       size_t n, uint64_t* out, size_t out_words, float* device_ms) {
@@ -297,28 +323,40 @@ void device_batch_add(const GpuDevice& device, const MsmBases& bases, const uint
   ScopedEvent start, stop;
   G16_CUDA_CHECK(cudaEventRecord(start.event, stream.stream));
   if (n > 0) {
-    size_t words = (n + 63) / 64;
-    Carver carve{nullptr};
-    carve.take<uint64_t>(words);
-    carve.take<Xyzz>(words);
-    carve.take<Xyzz>(words);
+    uint32_t words = static_cast<uint32_t>((n + 63) / 64);
+    size_t max_parts = (n + kSelectedPerThread - 1) / kSelectedPerThread;
+    BatchScratch<F> s{};
+    size_t bytes = s.layout(nullptr, words, max_parts, stream.stream);
     ScopedDeviceMemory memory;
-    if (!memory.allocate(carve.used + 256, stream.stream)) {
+    if (!memory.allocate(bytes, stream.stream)) {
       throw std::runtime_error("out of device memory: batch addition of " + std::to_string(n) +
-                               " points needs " + std::to_string(carve.used) + " bytes");
+                               " points needs " + std::to_string(bytes) + " bytes");
     }
-    carve = Carver{static_cast<char*>(memory.ptr)};
-    uint64_t* d_bitmap = carve.take<uint64_t>(words);
-    Xyzz* a = carve.take<Xyzz>(words);
-    Xyzz* b = carve.take<Xyzz>(words);
-    G16_CUDA_CHECK(cudaMemcpyAsync(d_bitmap, bitmap, words * 8, cudaMemcpyHostToDevice,
+    s.layout(static_cast<char*>(memory.ptr), words, max_parts, stream.stream);
+    G16_CUDA_CHECK(cudaMemcpyAsync(s.bitmap, bitmap, size_t(words) * 8, cudaMemcpyHostToDevice,
                                    stream.stream));
-    sum_selected_kernel<F><<<grid_for(words), kBlock, 0, stream.stream>>>(
-        points, d_bitmap, static_cast<uint32_t>(n), a);
+    mask_and_count_kernel<<<grid_for(words), kBlock, 0, stream.stream>>>(
+        s.bitmap, words, static_cast<uint32_t>(n), s.counts);
     G16_CUDA_CHECK(cudaGetLastError());
-    Xyzz* sum = reduce_rows<F>(a, b, 1, static_cast<uint32_t>(words), stream.stream);
-    G16_CUDA_CHECK(cudaMemcpyAsync(&total, sum, sizeof(Xyzz), cudaMemcpyDeviceToHost,
+    size_t temp = s.scan_bytes;
+    G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.scan_temp, temp, s.counts, s.ranks_before,
+                                                 static_cast<int>(words), stream.stream));
+    uint32_t last[2];
+    G16_CUDA_CHECK(cudaMemcpyAsync(&last[0], s.ranks_before + words - 1, 4,
+                                   cudaMemcpyDeviceToHost, stream.stream));
+    G16_CUDA_CHECK(cudaMemcpyAsync(&last[1], s.counts + words - 1, 4, cudaMemcpyDeviceToHost,
                                    stream.stream));
+    G16_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
+    uint32_t selected = last[0] + last[1];
+    uint32_t parts = (selected + kSelectedPerThread - 1) / kSelectedPerThread;
+    if (parts > 0) {
+      sum_selected_kernel<F><<<grid_for(parts), kBlock, 0, stream.stream>>>(
+          points, s.bitmap, s.ranks_before, words, selected, s.parts[0]);
+      G16_CUDA_CHECK(cudaGetLastError());
+      Xyzz* sum = reduce_rows<F>(s.parts[0], s.parts[1], 1, parts, stream.stream);
+      G16_CUDA_CHECK(cudaMemcpyAsync(&total, sum, sizeof(Xyzz), cudaMemcpyDeviceToHost,
+                                     stream.stream));
+    }
   }
   G16_CUDA_CHECK(cudaEventRecord(stop.event, stream.stream));
   G16_CUDA_CHECK(cudaEventSynchronize(stop.event));

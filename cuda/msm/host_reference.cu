@@ -111,12 +111,24 @@ template <class F>
 void host_batch(const uint64_t* base_words, const uint64_t* bitmap, size_t n,
                 uint64_t* out, size_t out_words) {
   const auto* bases = reinterpret_cast<const ec::Affine<F>*>(base_words);
-  std::vector<ec::Xyzz<F>> parts;
-  for (size_t start = 0; start < n; start += 64) {
-    uint32_t len = static_cast<uint32_t>(std::min<size_t>(64, n - start));
-    parts.push_back(msm::sum_selected(bases, bitmap, static_cast<uint32_t>(start), len));
+  // The device's steps: masked words, their popcounts scanned into ranks,
+  // then runs of kSelectedPerThread selected bases in rank order.
+  uint32_t words = static_cast<uint32_t>((n + 63) / 64);
+  std::vector<uint64_t> masked(words);
+  std::vector<uint32_t> ranks_before(words);
+  uint32_t selected = 0;
+  for (uint32_t w = 0; w < words; w++) {
+    masked[w] = msm::masked_word(bitmap, w, static_cast<uint32_t>(n));
+    ranks_before[w] = selected;
+    selected += msm::popcount64(masked[w]);
   }
-  // The device's reduce_rows: groups of kReduceGroup word sums, each summed
+  std::vector<ec::Xyzz<F>> parts;
+  for (uint32_t first = 0; first < selected; first += msm::kSelectedPerThread) {
+    uint32_t count = std::min(msm::kSelectedPerThread, selected - first);
+    parts.push_back(msm::sum_selected_ranks(bases, masked.data(), ranks_before.data(), words,
+                                            first, count));
+  }
+  // The device's reduce_rows: groups of kReduceGroup part sums, each summed
   // in order, level after level until one sum is left.
   while (parts.size() > 1) {
     std::vector<ec::Xyzz<F>> next;

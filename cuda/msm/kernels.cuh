@@ -89,15 +89,27 @@ __global__ void reduce_rows_kernel(const ec::Xyzz<F>* in, uint32_t rows, uint32_
   out[t] = sum_range(in, r * row_len + start, len);
 }
 
-/// Thread t sums the selected bases among [64 t, 64 t + 64): one bitmap word.
+/// Clears the bitmap's bits past the last base and counts each word's set bits.
+static __global__ void mask_and_count_kernel(uint64_t* bitmap, uint32_t words, uint32_t n,
+                                             uint32_t* counts) {
+  uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+  if (w >= words) return;
+  uint64_t word = masked_word(bitmap, w, n);
+  bitmap[w] = word;
+  counts[w] = popcount64(word);
+}
+
+/// Thread t sums the selected bases of ranks [t K, t K + K), K =
+/// kSelectedPerThread (fewer for the last thread).
 template <class F>
 __global__ void sum_selected_kernel(const ec::Affine<F>* bases, const uint64_t* bitmap,
-                                    uint32_t n, ec::Xyzz<F>* out) {
+                                    const uint32_t* ranks_before, uint32_t words,
+                                    uint32_t total, ec::Xyzz<F>* out) {
   uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  uint32_t start = t * 64;
-  if (start >= n) return;
-  uint32_t len = n - start < 64 ? n - start : 64;
-  out[t] = sum_selected(bases, bitmap, start, len);
+  uint32_t first = t * kSelectedPerThread;
+  if (first >= total) return;
+  uint32_t count = total - first < kSelectedPerThread ? total - first : kSelectedPerThread;
+  out[t] = sum_selected_ranks(bases, bitmap, ranks_before, words, first, count);
 }
 
 }  // namespace msm

@@ -123,15 +123,63 @@ G16_HD ec::Xyzz<F> window_segment(const ec::Xyzz<F>* buckets, uint32_t j, uint32
   return acc + running.mul_small(j * len);
 }
 
-/// Sum of the bases in [start, start + len) whose bit is set in `bitmap`
-/// (bit i of word i / 64 selects base i).
+/// Selected bases each batch-addition thread sums: every thread gets the
+/// same number of set bits whatever their density, so no lane of a warp
+/// idles on unset bits.
+constexpr uint32_t kSelectedPerThread = 32;
+
+G16_HD uint32_t popcount64(uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__popcll(x));
+#else
+  return static_cast<uint32_t>(__builtin_popcountll(x));
+#endif
+}
+
+G16_HD uint32_t lowest_bit(uint64_t x) {  // x != 0
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__ffsll(static_cast<long long>(x)) - 1);
+#else
+  return static_cast<uint32_t>(__builtin_ctzll(x));
+#endif
+}
+
+/// Bitmap word w with its bits at and past n cleared (bit i of word i / 64
+/// selects base i), so a caller's stray high bits select nothing.
+G16_HD uint64_t masked_word(const uint64_t* bitmap, uint32_t w, uint32_t n) {
+  uint64_t word = bitmap[w];
+  uint32_t start = w * 64;
+  return n - start >= 64 ? word : word & ((uint64_t(1) << (n - start)) - 1);
+}
+
+/// Sum of the selected bases of ranks [first, first + count), a rank being
+/// a base's place among the selected ones. `ranks_before[w]` counts the set
+/// bits of the words before w (an exclusive scan of their popcounts); the
+/// bitmap's bits past the last base must be clear (masked_word).
 template <class F>
-G16_HD ec::Xyzz<F> sum_selected(const ec::Affine<F>* bases, const uint64_t* bitmap,
-                                uint32_t start, uint32_t len) {
+G16_HD ec::Xyzz<F> sum_selected_ranks(const ec::Affine<F>* bases, const uint64_t* bitmap,
+                                      const uint32_t* ranks_before, uint32_t words,
+                                      uint32_t first, uint32_t count) {
   ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
-  for (uint32_t k = 0; k < len; k++) {
-    uint32_t i = start + k;
-    if ((bitmap[i / 64] >> (i % 64)) & 1) acc = acc.add_affine(bases[i]);
+  if (count == 0) return acc;
+  // The last word whose ranks start at or before `first` holds that rank.
+  uint32_t lo = 0, hi = words;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (ranks_before[mid] <= first) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  uint32_t w = lo;
+  uint64_t bits = bitmap[w];
+  for (uint32_t skip = first - ranks_before[w]; skip > 0; skip--) bits &= bits - 1;
+  for (uint32_t k = 0; k < count; k++) {
+    while (bits == 0) bits = bitmap[++w];
+    uint32_t i = w * 64 + lowest_bit(bits);
+    bits &= bits - 1;
+    acc = acc.add_affine(bases[i]);
   }
   return acc;
 }

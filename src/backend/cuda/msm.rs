@@ -299,7 +299,8 @@ pub fn msm_g2(
 }
 
 /// Σ of the G1 bases whose bit is set (bit i of word i / 64 selects
-/// bases[i]; `bits` holds at least bases.len() bits).
+/// bases[i]; `bits` holds at least bases.len() bits, and those past the
+/// last base are ignored).
 pub fn batch_add_g1(
     guard: &DeviceGuard<'_>,
     bases: &[G1Affine],
