@@ -1,3 +1,5 @@
+use rayon::prelude::*;
+
 /// Which variables a query uses: one bit per variable plus the count of set bits.
 ///
 /// The proving key stores a point only for variables whose query polynomial is
@@ -84,6 +86,19 @@ impl Density {
             .filter(move |(i, _)| self.is_used(*i))
             .map(|(_, v)| v)
     }
+
+    /// [`select`](Self::select) over the cores, appended to `out`: a
+    /// proof's a and b queries select from millions of aux values.
+    pub fn par_select_into<T: Copy + Send + Sync>(&self, values: &[T], out: &mut Vec<T>) {
+        out.reserve(self.total.min(values.len()));
+        out.par_extend(
+            values
+                .par_iter()
+                .enumerate()
+                .filter(|(i, _)| self.is_used(*i))
+                .map(|(_, v)| *v),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -109,5 +124,22 @@ mod tests {
         assert_eq!(e.len(), 130);
         assert_eq!(e.total(), 2);
         assert!(e.is_used(64) && e.is_used(129) && !e.is_used(0));
+    }
+
+    #[test]
+    fn par_select_into_appends_what_select_picks() {
+        // Large enough for rayon to split the work; a pattern with runs and gaps.
+        let n = 200_003;
+        let mut d = Density::with_len(n);
+        for i in (0..n).filter(|i| i % 7 == 0 || (i / 1000) % 3 == 1) {
+            d.mark(i);
+        }
+        let values: Vec<u64> = (0..n as u64).map(|i| i * 31 + 5).collect();
+        let mut out = vec![1u64, 2];
+        d.par_select_into(&values, &mut out);
+        let mut want = vec![1u64, 2];
+        want.extend(d.select(&values).copied());
+        assert_eq!(out, want);
+        assert_eq!(out.len(), 2 + d.total());
     }
 }

@@ -8,7 +8,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use crate::synthesis::{Assignment, Density};
+use crate::synthesis::Assignment;
 
 /// The full-field scalars of one MSM (neither 0 nor 1).
 pub(super) enum GeneralScalars {
@@ -86,23 +86,21 @@ pub(super) struct ProofScalars {
 impl ProofScalars {
     pub fn of(assignment: &Assignment) -> Self {
         let (input, aux) = (&assignment.input, &assignment.aux);
-        let selected = |density: &Density, values: &[Scalar]| -> Vec<Scalar> {
-            density.select(values).copied().collect()
-        };
         let ((l, a), b) = rayon::join(
             || {
                 rayon::join(
                     || SplitScalars::new(Cow::Borrowed(aux)),
                     || {
                         let mut a = input.clone();
-                        a.extend(selected(&assignment.a_aux_density, aux));
+                        assignment.a_aux_density.par_select_into(aux, &mut a);
                         SplitScalars::new(Cow::Owned(a))
                     },
                 )
             },
             || {
-                let mut b = selected(&assignment.b_input_density, input);
-                b.extend(selected(&assignment.b_aux_density, aux));
+                let mut b = Vec::new();
+                assignment.b_input_density.par_select_into(input, &mut b);
+                assignment.b_aux_density.par_select_into(aux, &mut b);
                 SplitScalars::new(Cow::Owned(b))
             },
         );
