@@ -88,16 +88,63 @@ impl Density {
     }
 
     /// [`select`](Self::select) over the cores, appended to `out`: a
-    /// proof's a and b queries select from millions of aux values.
+    /// proof's a and b queries select from millions of aux values. Each
+    /// task writes its values straight to their place in `out` (counted
+    /// first from the bits), so no intermediate vectors are allocated and a
+    /// reused `out` takes no new pages.
     pub fn par_select_into<T: Copy + Send + Sync>(&self, values: &[T], out: &mut Vec<T>) {
-        out.reserve(self.total.min(values.len()));
-        out.par_extend(
-            values
-                .par_iter()
-                .enumerate()
-                .filter(|(i, _)| self.is_used(*i))
-                .map(|(_, v)| *v),
-        );
+        /// Values per task: 64 words of bits.
+        const CHUNK: usize = 64 * 64;
+        let n = values.len().min(self.len);
+        let used_in = |chunk: usize| -> usize {
+            let (first, last) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(n));
+            (first / 64..last.div_ceil(64))
+                .map(|w| {
+                    let word = self.words[w];
+                    let kept = if (w + 1) * 64 <= last {
+                        word
+                    } else {
+                        word & ((1u64 << (last - w * 64)) - 1)
+                    };
+                    kept.count_ones() as usize
+                })
+                .sum()
+        };
+        let counts: Vec<usize> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(used_in)
+            .collect();
+        let total: usize = counts.iter().sum();
+        let start = out.len();
+        out.reserve(total);
+        let mut pieces = Vec::with_capacity(counts.len());
+        let mut rest = &mut out.spare_capacity_mut()[..total];
+        for &count in &counts {
+            let (piece, tail) = rest.split_at_mut(count);
+            pieces.push(piece);
+            rest = tail;
+        }
+        pieces
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(chunk, piece)| {
+                let (first, last) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(n));
+                let mut slots = piece.iter_mut();
+                for (i, value) in values.iter().enumerate().take(last).skip(first) {
+                    if self.is_used(i) {
+                        // A count that disagreed with the bits would leave a
+                        // slot unwritten: stop rather than expose it.
+                        slots
+                            .next()
+                            .expect("density count matches its bits")
+                            .write(*value);
+                    }
+                }
+                assert!(slots.next().is_none(), "density count matches its bits");
+            });
+        // SAFETY: the `total` slots after `start` are the pieces, and each
+        // piece was written in full (the asserts above).
+        unsafe { out.set_len(start + total) };
     }
 }
 
@@ -141,5 +188,13 @@ mod tests {
         want.extend(d.select(&values).copied());
         assert_eq!(out, want);
         assert_eq!(out.len(), 2 + d.total());
+        // Fewer values than variables, and an empty density.
+        let short = &values[..n - 1000];
+        let mut out = Vec::new();
+        d.par_select_into(short, &mut out);
+        assert_eq!(out, d.select(short).copied().collect::<Vec<_>>());
+        let mut out = vec![7u64];
+        Density::new().par_select_into(&values, &mut out);
+        assert_eq!(out, vec![7]);
     }
 }

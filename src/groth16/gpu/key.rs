@@ -7,6 +7,7 @@ use blstrs::{G1Affine, G2Affine};
 
 use parking_lot::Mutex;
 
+use super::split::ScalarBuffers;
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{HInputs, PinnedStaging, ResidentBases};
 use crate::device::{Device, DeviceGuard, GpuError};
@@ -59,6 +60,8 @@ pub(super) struct ResidentKey {
     /// (so the first proof does not pay for locking it) and reused by every
     /// proof (None: pinning was refused).
     staging: Mutex<Option<PinnedStaging>>,
+    /// Host vectors for a proof's l, a and b scalars, reused across proofs.
+    pub scalar_buffers: ScalarBuffers,
 }
 
 /// Room for the largest proof a key of these sizes serves: three domains of
@@ -126,6 +129,7 @@ impl GpuProvingKey {
         let inner = ResidentKey {
             vk: key.vk.clone(),
             staging: Mutex::new(pinned_staging(&sizes)),
+            scalar_buffers: ScalarBuffers::default(),
             sizes,
             ordinal: device.ordinal(),
             h: ResidentBases::upload(guard, &key.h)?,

@@ -84,7 +84,7 @@ fn prepare_inputs(
     let mut upload = Duration::ZERO;
     let (inputs, scalars) = timed(&mut upload, || {
         std::thread::scope(|scope| {
-            let scalars = scope.spawn(|| ProofScalars::of(assignment));
+            let scalars = scope.spawn(|| ProofScalars::of(assignment, &key.scalar_buffers));
             let inputs = key.upload_inputs(guard, &domain, assignment);
             (inputs, scalars.join())
         })
@@ -118,7 +118,9 @@ pub fn start_proof(
         .name(format!("groth16-gpu-{}", device.ordinal()))
         .spawn(move || {
             let lanes = Lanes::on_one_device(worker_device, &worker_key.inner)?;
-            run_lanes(lanes, domain, inputs, scalars)
+            let result = run_lanes(lanes, domain, inputs, &scalars);
+            scalars.recycle(&worker_key.inner.scalar_buffers);
+            result
         })
         .map_err(|e| GpuError::Native(format!("cannot start a proof's worker thread: {e}")))?;
     Ok(PendingProof {
@@ -196,7 +198,7 @@ fn run_lanes(
     lanes: Lanes<'_>,
     domain: Domain,
     inputs: HInputs,
-    scalars: ProofScalars,
+    scalars: &ProofScalars,
 ) -> WorkerResult {
     let Lanes {
         devices: [h_device, ab_device, b_g2_device],
@@ -298,7 +300,9 @@ pub fn prove_split(
         upload,
         ..StageTimes::default()
     };
-    let (sums, lane_times) = run_lanes(lanes, domain, inputs, scalars)?;
+    let result = run_lanes(lanes, domain, inputs, &scalars);
+    scalars.recycle(&keys[0].inner.scalar_buffers);
+    let (sums, lane_times) = result?;
     times += lane_times;
     let proof = timed(&mut times.assembly, || {
         assemble(&keys[0].inner.vk, &sums, r, s)
