@@ -3,6 +3,7 @@
 #include "groth16_gpu/device.h"
 
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace groth16_gpu {
@@ -22,6 +23,13 @@ uint64_t GpuDevice::free_memory() const {
   size_t total_bytes = 0;
   G16_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   return free_bytes;
+}
+
+void require_on_device(const GpuDevice& device, size_t ordinal, const std::string& what) {
+  if (ordinal != device.ordinal()) {
+    throw std::invalid_argument(what + " live on device " + std::to_string(ordinal) +
+                                ", not on device " + std::to_string(device.ordinal()));
+  }
 }
 
 size_t device_count() {

@@ -13,10 +13,7 @@ namespace {
 constexpr size_t kScalarBytes = 32;
 
 void check_device(const GpuDevice& device, const DeviceScalars& scalars) {
-  if (scalars.ordinal() != device.ordinal()) {
-    throw std::invalid_argument("scalars live on device " + std::to_string(scalars.ordinal()) +
-                                ", not on device " + std::to_string(device.ordinal()));
-  }
+  require_on_device(device, scalars.ordinal(), "scalars");
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ use groth16_gpu::backend::cuda::{
     batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits, reserve_device_memory, GpuCurve,
     ResidentBases,
 };
+use groth16_gpu::device::DeviceGuard;
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -37,6 +38,20 @@ fn seeded() -> ChaCha20Rng {
     let seed = rand::thread_rng().next_u64();
     println!("seed {seed}");
     ChaCha20Rng::seed_from_u64(seed)
+}
+
+/// Runs `check` on every device with the memory lock held for reading and
+/// one seeded generator across the devices; prints that it skipped where
+/// there is no device.
+fn on_each_device(mut check: impl FnMut(&DeviceGuard<'_>, &mut ChaCha20Rng)) {
+    let _memory = shared_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    for device in &devices {
+        check(&device.lock(), &mut rng);
+    }
 }
 
 /// `n` random points: runs of `start + k step` (cheap additions instead of a
@@ -415,7 +430,8 @@ fn reference_batch_add_special_cases_of_the_full_addition() {
             "{name}"
         );
     }
-    // More parts than one group of the row reduction (32): 40 equal parts.
+    // More parts than a few groups of the row reduction (8 each): 40 equal
+    // parts, summed over two levels.
     let parts: Vec<Vec<G1Affine>> = (0..40).map(|_| vec![a, b, o, -c]).collect();
     let (bases, bits) = parts_case(&parts, filler);
     assert_eq!(
@@ -439,81 +455,63 @@ fn gpu_sizes() -> impl Iterator<Item = usize> {
 
 #[test]
 fn gpu_msm_g1_matches_blstrs() {
-    let _memory = shared_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
-        return;
-    };
-    let mut rng = seeded();
-    for device in &devices {
-        let guard = device.lock();
+    on_each_device(|guard, rng| {
         for n in gpu_sizes() {
-            let bases = random_bases::<G1Affine>(n, &mut rng);
-            let scalars = random_scalars(n, &mut rng);
-            let got = msm_g1(&guard, &bases, &scalars).expect("msm_g1");
+            let bases = random_bases::<G1Affine>(n, rng);
+            let scalars = random_scalars(n, rng);
+            let got = msm_g1(guard, &bases, &scalars).expect("msm_g1");
             assert_eq!(got, expected_g1(&bases, &scalars), "G1 n={n}");
         }
-        let bases = awkward_bases::<G1Affine>(1000, &mut rng);
-        for (name, scalars) in special_scalars(1000, &mut rng) {
-            let got = msm_g1(&guard, &bases, &scalars).expect("msm_g1");
+        let bases = awkward_bases::<G1Affine>(1000, rng);
+        for (name, scalars) in special_scalars(1000, rng) {
+            let got = msm_g1(guard, &bases, &scalars).expect("msm_g1");
             assert_eq!(got, expected_g1(&bases, &scalars), "G1 {name}");
         }
-    }
+    });
 }
 
 #[test]
 fn gpu_msm_g2_matches_blstrs() {
-    let _memory = shared_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
-        return;
-    };
-    let mut rng = seeded();
-    for device in &devices {
-        let guard = device.lock();
+    on_each_device(|guard, rng| {
         for n in gpu_sizes() {
-            let bases = random_bases::<G2Affine>(n, &mut rng);
-            let scalars = random_scalars(n, &mut rng);
-            let got = msm_g2(&guard, &bases, &scalars).expect("msm_g2");
+            let bases = random_bases::<G2Affine>(n, rng);
+            let scalars = random_scalars(n, rng);
+            let got = msm_g2(guard, &bases, &scalars).expect("msm_g2");
             assert_eq!(got, expected_g2(&bases, &scalars), "G2 n={n}");
         }
-        let bases = awkward_bases::<G2Affine>(1000, &mut rng);
-        for (name, scalars) in special_scalars(1000, &mut rng) {
-            let got = msm_g2(&guard, &bases, &scalars).expect("msm_g2");
+        let bases = awkward_bases::<G2Affine>(1000, rng);
+        for (name, scalars) in special_scalars(1000, rng) {
+            let got = msm_g2(guard, &bases, &scalars).expect("msm_g2");
             assert_eq!(got, expected_g2(&bases, &scalars), "G2 {name}");
         }
-    }
+    });
 }
 
 #[test]
 fn gpu_batch_add_matches_blstrs() {
-    let _memory = shared_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
-        return;
-    };
-    let mut rng = seeded();
-    for device in &devices {
-        let guard = device.lock();
+    on_each_device(|guard, rng| {
         for n in [0usize, 1, 3, 1000, (1 << 16) + 7] {
-            let g1 = awkward_bases::<G1Affine>(n, &mut rng);
-            let g2 = awkward_bases::<G2Affine>(n, &mut rng);
+            let g1 = awkward_bases::<G1Affine>(n, rng);
+            let g2 = awkward_bases::<G2Affine>(n, rng);
             for density in [0.0, 0.5, 1.0] {
                 let bits: Vec<bool> = (0..n).map(|_| rng.gen_bool(density)).collect();
                 let words = with_stray_bits(pack_bits(&bits), n);
-                let got1 = batch_add_g1(&guard, &g1, &words).expect("batch_add_g1");
+                let got1 = batch_add_g1(guard, &g1, &words).expect("batch_add_g1");
                 assert_eq!(got1, expected_selected(&g1, &bits), "G1 n={n} p={density}");
-                let got2 = batch_add_g2(&guard, &g2, &words).expect("batch_add_g2");
+                let got2 = batch_add_g2(guard, &g2, &words).expect("batch_add_g2");
                 assert_eq!(got2, expected_selected(&g2, &bits), "G2 n={n} p={density}");
             }
         }
         // Sparse and nearly full bitmaps: one thread's run of selected bases
         // spans many words, or skips a single one.
-        let g1 = awkward_bases::<G1Affine>((1 << 16) + 7, &mut rng);
+        let g1 = awkward_bases::<G1Affine>((1 << 16) + 7, rng);
         for density in [0.003, 0.01, 0.99] {
             let bits: Vec<bool> = (0..g1.len()).map(|_| rng.gen_bool(density)).collect();
             let words = with_stray_bits(pack_bits(&bits), g1.len());
-            let got = batch_add_g1(&guard, &g1, &words).expect("batch_add_g1");
+            let got = batch_add_g1(guard, &g1, &words).expect("batch_add_g1");
             assert_eq!(got, expected_selected(&g1, &bits), "G1 sparse p={density}");
         }
-    }
+    });
 }
 
 /// Batch additions launched right after their bases' upload, many times:
@@ -521,49 +519,35 @@ fn gpu_batch_add_matches_blstrs() {
 /// its DMA landed, and a batch addition read stale device memory).
 #[test]
 fn gpu_batch_add_right_after_upload_sees_the_bases() {
-    let _memory = shared_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
-        return;
-    };
-    let mut rng = seeded();
-    for device in &devices {
-        let guard = device.lock();
+    on_each_device(|guard, rng| {
         for n in [1000usize, 20_000] {
             for round in 0..24 {
-                let bases = awkward_bases::<G1Affine>(n, &mut rng);
+                let bases = awkward_bases::<G1Affine>(n, rng);
                 let bits: Vec<bool> = (0..n).map(|_| rng.gen_bool(0.5)).collect();
-                let got = batch_add_g1(&guard, &bases, &pack_bits(&bits)).expect("batch_add_g1");
+                let got = batch_add_g1(guard, &bases, &pack_bits(&bits)).expect("batch_add_g1");
                 assert_eq!(got, expected_selected(&bases, &bits), "n={n} round {round}");
             }
         }
-    }
+    });
 }
 
 #[test]
 fn gpu_resident_bases_serve_many_calls_and_prefixes() {
-    let _memory = shared_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
-        return;
-    };
-    let mut rng = seeded();
-    for device in &devices {
-        let guard = device.lock();
-        let bases = random_bases::<G1Affine>(5000, &mut rng);
-        let resident = ResidentBases::upload(&guard, &bases).expect("upload");
+    on_each_device(|guard, rng| {
+        let bases = random_bases::<G1Affine>(5000, rng);
+        let resident = ResidentBases::upload(guard, &bases).expect("upload");
         assert_eq!(
             (resident.len(), resident.ordinal()),
             (5000, guard.device().ordinal())
         );
         for n in [5000, 4097, 10, 0] {
-            let scalars = random_scalars(n, &mut rng);
-            let got = resident.msm(&guard, &scalars).expect("resident msm");
+            let scalars = random_scalars(n, rng);
+            let got = resident.msm(guard, &scalars).expect("resident msm");
             assert_eq!(got, expected_g1(&bases[..n], &scalars), "prefix {n}");
         }
-        assert!(resident
-            .msm(&guard, &random_scalars(5001, &mut rng))
-            .is_err());
-        assert!(msm_g1(&guard, &bases, &random_scalars(4999, &mut rng)).is_err());
-    }
+        assert!(resident.msm(guard, &random_scalars(5001, rng)).is_err());
+        assert!(msm_g1(guard, &bases, &random_scalars(4999, rng)).is_err());
+    });
 }
 
 /// An indexed MSM over a sparse subset of resident bases (what a witness of
@@ -571,45 +555,39 @@ fn gpu_resident_bases_serve_many_calls_and_prefixes() {
 /// special scalars, the empty subset; an index past the bases is an error.
 #[test]
 fn gpu_indexed_msm_over_a_subset_of_resident_bases() {
-    let _memory = shared_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
-        return;
-    };
-    let mut rng = seeded();
-    for device in &devices {
-        let guard = device.lock();
-        let bases = random_bases::<G1Affine>(20_000, &mut rng);
-        let resident = ResidentBases::upload(&guard, &bases).expect("upload");
+    on_each_device(|guard, rng| {
+        let bases = random_bases::<G1Affine>(20_000, rng);
+        let resident = ResidentBases::upload(guard, &bases).expect("upload");
         for (count, spread) in [(0usize, 20_000u32), (1, 20_000), (1000, 20_000), (5000, 7)] {
             let indices: Vec<u32> = (0..count).map(|_| rng.gen_range(0..spread)).collect();
-            let scalars = random_scalars(count, &mut rng);
+            let scalars = random_scalars(count, rng);
             let got = resident
-                .msm_indexed(&guard, &scalars, &indices)
+                .msm_indexed(guard, &scalars, &indices)
                 .expect("indexed msm");
             let picked: Vec<G1Affine> = indices.iter().map(|&i| bases[i as usize]).collect();
             assert_eq!(got, expected_g1(&picked, &scalars), "{count} of {spread}");
         }
         let indices: Vec<u32> = (0..1000).map(|i| 19_999 - 3 * i).collect();
         let picked: Vec<G1Affine> = indices.iter().map(|&i| bases[i as usize]).collect();
-        for (name, scalars) in special_scalars(1000, &mut rng) {
-            let got = resident.msm_indexed(&guard, &scalars, &indices).unwrap();
+        for (name, scalars) in special_scalars(1000, rng) {
+            let got = resident.msm_indexed(guard, &scalars, &indices).unwrap();
             assert_eq!(got, expected_g1(&picked, &scalars), "indexed {name}");
         }
-        let scalars = random_scalars(2, &mut rng);
-        let past_end = resident.msm_indexed(&guard, &scalars, &[0, 20_000]);
+        let scalars = random_scalars(2, rng);
+        let past_end = resident.msm_indexed(guard, &scalars, &[0, 20_000]);
         assert!(past_end.is_err(), "index past the bases accepted");
-        assert!(resident.msm_indexed(&guard, &scalars, &[0]).is_err());
+        assert!(resident.msm_indexed(guard, &scalars, &[0]).is_err());
         // The device still works after the refusals.
-        let got = resident.msm_indexed(&guard, &scalars, &[5, 5]).unwrap();
+        let got = resident.msm_indexed(guard, &scalars, &[5, 5]).unwrap();
         assert_eq!(got, expected_g1(&[bases[5], bases[5]], &scalars));
-        let g2 = random_bases::<G2Affine>(3000, &mut rng);
-        let resident_g2 = ResidentBases::upload(&guard, &g2).expect("upload G2");
+        let g2 = random_bases::<G2Affine>(3000, rng);
+        let resident_g2 = ResidentBases::upload(guard, &g2).expect("upload G2");
         let indices: Vec<u32> = (0..700).map(|_| rng.gen_range(0..3000)).collect();
-        let scalars = random_scalars(700, &mut rng);
+        let scalars = random_scalars(700, rng);
         let picked: Vec<G2Affine> = indices.iter().map(|&i| g2[i as usize]).collect();
-        let got = resident_g2.msm_indexed(&guard, &scalars, &indices).unwrap();
+        let got = resident_g2.msm_indexed(guard, &scalars, &indices).unwrap();
         assert_eq!(got, expected_g2(&picked, &scalars), "G2 indexed");
-    }
+    });
 }
 
 #[test]

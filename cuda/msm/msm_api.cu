@@ -90,11 +90,7 @@ uint32_t msm_windows_indexed(const GpuDevice& device, const MsmBases& bases,
 uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,
                               const DeviceScalars& scalars, size_t n, uint64_t* out,
                               size_t out_words, float* device_ms) {
-  if (scalars.ordinal() != device.ordinal()) {
-    throw std::invalid_argument("MSM scalars live on device " +
-                                std::to_string(scalars.ordinal()) + ", not on device " +
-                                std::to_string(device.ordinal()));
-  }
+  require_on_device(device, scalars.ordinal(), "MSM scalars");
   if (n > scalars.len()) {
     throw std::invalid_argument("MSM of " + std::to_string(n) + " scalars over " +
                                 std::to_string(scalars.len()) + " resident scalars");

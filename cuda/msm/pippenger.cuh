@@ -185,8 +185,10 @@ G16_HD ec::Xyzz<F> sum_selected_ranks(const ec::Affine<F>* bases, const uint64_t
 }
 
 /// Items per thread in the row reductions (device_msm.cuh's reduce_rows;
-/// host_reference.cu's batch addition reduces its word sums the same way).
-constexpr uint32_t kReduceGroup = 32;
+/// host_reference.cu's batch addition reduces its part sums the same way):
+/// short groups keep each level's sequential chain short, and the rows are
+/// few, so more levels cost less than long chains on idle SMs.
+constexpr uint32_t kReduceGroup = 8;
 
 /// Window bits for n points: minimizes W (n + 2^c), the entries plus about
 /// the bucket-reduction work, over 4 <= c <= 16.

@@ -198,11 +198,7 @@ void transform(Fr* values, size_t n, int log_n, const Fr* twiddles, const Fr* pr
 
 void check_on_device(const GpuDevice& device, const DeviceScalars& scalars, size_t len,
                      const char* what) {
-  if (scalars.ordinal() != device.ordinal()) {
-    throw std::invalid_argument(std::string(what) + " live on device " +
-                                std::to_string(scalars.ordinal()) + ", not on device " +
-                                std::to_string(device.ordinal()));
-  }
+  require_on_device(device, scalars.ordinal(), what);
   if (scalars.len() != len) {
     throw std::invalid_argument(std::string(what) + " hold " + std::to_string(scalars.len()) +
                                 " scalars, expected " + std::to_string(len));

@@ -56,6 +56,10 @@ std::unique_ptr<GpuDevice> open_device(size_t ordinal);
 /// A second handle to the same device: a copy of the plain data.
 std::unique_ptr<GpuDevice> duplicate_device(const GpuDevice& device);
 
+/// Throws std::invalid_argument ("<what> live on device N, not on device
+/// M") unless data held on device `ordinal` is on `device`.
+void require_on_device(const GpuDevice& device, size_t ordinal, const std::string& what);
+
 /// `launches` times: a kernel writes the device's ordinal to device memory,
 /// the host reads it back and checks it, and checks that the current device
 /// and the buffer's device are the handle's. Throws on any mismatch.
