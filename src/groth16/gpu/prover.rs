@@ -2,13 +2,15 @@
 //! bound to the named device while the caller's thread goes on (synthesizing
 //! the next circuit); finishing waits for it on that same device.
 
+use std::sync::mpsc::{self, Receiver};
+use std::sync::OnceLock;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use blstrs::Scalar;
 
 use super::key::{ensure_free_memory, proof_working_bytes, GpuProvingKey, ResidentKey};
-use super::split::{GeneralScalars, ProofScalars, SplitScalars};
+use super::split::{GeneralScalars, ProofScalars, ScalarBuffers, SplitScalars};
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{GpuCurve, HInputs, ResidentBases};
 use crate::device::{Device, DeviceGuard, DeviceMutex, GpuError};
@@ -67,32 +69,42 @@ fn check_device(expected: usize, guard: &DeviceGuard<'_>) -> Result<(), GpuError
 }
 
 /// The host part of a proof on the guard's device, where `key` is
-/// resident: the free-memory check, then a, b, c uploaded (on this thread,
-/// which holds the guard) while the l, a, b scalars are split beside them.
-/// Returns the domain, both results and the time taken.
-fn prepare_inputs(
+/// resident: the free-memory check, then a, b, c uploaded on this thread
+/// (which holds the guard) while another splits the l, a, b scalars.
+/// `start_lanes` gets the uploaded inputs as soon as they are on the device,
+/// so the H polynomial and the h MSM (which need no split scalars) start at
+/// once; the split scalars follow through the receiver (none arrive if the
+/// split panicked). Returns what `start_lanes` returned and the time the
+/// host parts took (the later of the upload and the split).
+fn upload_then_start<T>(
     guard: &DeviceGuard<'_>,
     key: &ResidentKey,
+    domain: &Domain,
     assignment: &Assignment,
-) -> Result<(Domain, HInputs, ProofScalars, Duration), Error> {
+    start_lanes: impl FnOnce(HInputs, Receiver<ProofScalars>) -> Result<T, Error>,
+) -> Result<(T, Duration), Error> {
     ensure_free_memory(
         guard.device(),
         "a proof's working memory",
         proof_working_bytes(&key.sizes),
     )?;
-    let domain = Domain::new(assignment.num_constraints())?;
-    let mut upload = Duration::ZERO;
-    let (inputs, scalars) = timed(&mut upload, || {
-        std::thread::scope(|scope| {
-            let scalars = scope.spawn(|| ProofScalars::of(assignment, &key.scalar_buffers));
-            let inputs = key.upload_inputs(guard, &domain, assignment);
-            (inputs, scalars.join())
-        })
-    });
-    let inputs = inputs?;
-    let scalars =
-        scalars.map_err(|_| GpuError::Native("splitting a proof's scalars panicked".into()))?;
-    Ok((domain, inputs, scalars, upload))
+    let started = Instant::now();
+    let (send, receive) = mpsc::sync_channel(1);
+    std::thread::scope(|scope| {
+        let split = scope.spawn(move || {
+            let scalars = ProofScalars::of(assignment, &key.scalar_buffers);
+            let done = started.elapsed();
+            // The lanes may already have stopped on an error: nothing to do.
+            let _ = send.send(scalars);
+            done
+        });
+        let inputs = key.upload_inputs(guard, domain, assignment)?;
+        let uploaded = started.elapsed();
+        let lanes = start_lanes(inputs, receive)?;
+        // A split that panicked shows in the lanes' result: no scalars came.
+        let split_done = split.join().unwrap_or_default();
+        Ok((lanes, uploaded.max(split_done)))
+    })
 }
 
 /// Starts proving `assignment` with `key` (resident on the guard's device)
@@ -111,18 +123,30 @@ pub fn start_proof(
     let device = guard.device();
     check_device(key.ordinal(), guard)?;
     key.inner.sizes.check(assignment)?;
-    let (domain, inputs, scalars, upload) = prepare_inputs(guard, &key.inner, assignment)?;
+    let domain = Domain::new(assignment.num_constraints())?;
     let worker_device = device.duplicate()?;
     let worker_key = key.clone();
-    let worker = std::thread::Builder::new()
-        .name(format!("groth16-gpu-{}", device.ordinal()))
-        .spawn(move || {
-            let lanes = Lanes::on_one_device(worker_device, &worker_key.inner)?;
-            let result = run_lanes(lanes, domain, inputs, &scalars);
-            scalars.recycle(&worker_key.inner.scalar_buffers);
-            result
-        })
-        .map_err(|e| GpuError::Native(format!("cannot start a proof's worker thread: {e}")))?;
+    let worker_domain = domain.clone();
+    let spawn_worker = move |inputs: HInputs, scalars: Receiver<ProofScalars>| {
+        std::thread::Builder::new()
+            .name(format!("groth16-gpu-{}", worker_device.ordinal()))
+            .spawn(move || {
+                let lanes = Lanes::on_one_device(worker_device, &worker_key.inner)?;
+                run_lanes(
+                    lanes,
+                    &worker_domain,
+                    inputs,
+                    scalars,
+                    &worker_key.inner.scalar_buffers,
+                )
+            })
+            .map_err(|e| {
+                Error::from(GpuError::Native(format!(
+                    "cannot start a proof's worker thread: {e}"
+                )))
+            })
+    };
+    let (worker, upload) = upload_then_start(guard, &key.inner, &domain, assignment, spawn_worker)?;
     Ok(PendingProof {
         ordinal: device.ordinal(),
         worker: Some(worker),
@@ -174,9 +198,10 @@ pub fn prove_on_device(
     finish_proof_timed(guard, pending)
 }
 
-/// Where a proof's three lanes run: (H polynomial, h, l), (a, b_g1) and
+/// Where a proof's three lanes run: (H polynomial, h), (l, a, b_g1) and
 /// (b_g2), each a device handle and the key resident there. The lanes run
-/// at once, each a thread with its own streams.
+/// at once, each a thread with its own streams; the first needs no split
+/// scalars, so it starts while the host is still splitting them.
 struct Lanes<'k> {
     devices: [Device; 3],
     keys: [&'k ResidentKey; 3],
@@ -193,26 +218,51 @@ impl<'k> Lanes<'k> {
     }
 }
 
-/// Runs the lanes; the stage times they report overlap.
+/// Runs the lanes; the stage times they report overlap. The H lane starts
+/// at once; the others once the split scalars arrive, which go back to
+/// `buffers` at the end.
 fn run_lanes(
     lanes: Lanes<'_>,
-    domain: Domain,
+    domain: &Domain,
     inputs: HInputs,
-    scalars: &ProofScalars,
+    scalars: Receiver<ProofScalars>,
+    buffers: &ScalarBuffers,
 ) -> WorkerResult {
     let Lanes {
         devices: [h_device, ab_device, b_g2_device],
         keys: [h_key, ab_key, b_g2_key],
     } = lanes;
-    let (h_lane, ab_lane, b_g2_lane) = std::thread::scope(|scope| {
+    let received = OnceLock::new();
+    let lanes = std::thread::scope(|scope| {
+        let h = scope.spawn(|| {
+            on_lane(h_device, |guard| -> Result<_, Error> {
+                let mut t = StageTimes::default();
+                let (h_coeffs, _) = timed(&mut t.h_polynomial, || inputs.compute(guard, domain))?;
+                let h = timed(&mut t.msm_h, || {
+                    h_key
+                        .h
+                        .msm_device_scalars(guard, &h_coeffs, domain.size() - 1)
+                })?
+                .0;
+                Ok((h, t))
+            })
+        });
+        let Ok(scalars) = scalars.recv() else {
+            let _ = join_lane(h);
+            return Err(Error::from(GpuError::Native(
+                "splitting a proof's scalars panicked".into(),
+            )));
+        };
+        let scalars: &ProofScalars = received.get_or_init(|| scalars);
         let ab = scope.spawn(|| {
             on_lane(ab_device, |guard| -> Result<_, Error> {
                 let mut t = StageTimes::default();
+                let l = timed(&mut t.msm_l, || split_msm(guard, &ab_key.l, &scalars.l))?;
                 let a = timed(&mut t.msm_a, || split_msm(guard, &ab_key.a, &scalars.a))?;
                 let b_g1 = timed(&mut t.msm_b_g1, || {
                     split_msm(guard, &ab_key.b_g1, &scalars.b)
                 })?;
-                Ok((a, b_g1, t))
+                Ok((l, a, b_g1, t))
             })
         });
         let b_g2 = scope.spawn(|| {
@@ -224,23 +274,14 @@ fn run_lanes(
                 Ok((b_g2, t))
             })
         });
-        let h = on_lane(h_device, |guard| -> Result<_, Error> {
-            let mut t = StageTimes::default();
-            let (h_coeffs, _) = timed(&mut t.h_polynomial, || inputs.compute(guard, &domain))?;
-            let h = timed(&mut t.msm_h, || {
-                h_key
-                    .h
-                    .msm_device_scalars(guard, &h_coeffs, domain.size() - 1)
-            })?
-            .0;
-            drop(h_coeffs);
-            let l = timed(&mut t.msm_l, || split_msm(guard, &h_key.l, &scalars.l))?;
-            Ok((h, l, t))
-        });
-        (h, join_lane(ab), join_lane(b_g2))
+        Ok((join_lane(h), join_lane(ab), join_lane(b_g2)))
     });
-    let (h, l, mut t) = h_lane?;
-    let (a, b_g1, t_ab) = ab_lane?;
+    if let Some(scalars) = received.into_inner() {
+        scalars.recycle(buffers);
+    }
+    let (h_lane, ab_lane, b_g2_lane) = lanes?;
+    let (h, mut t) = h_lane?;
+    let (l, a, b_g1, t_ab) = ab_lane?;
     let (b_g2, t_b_g2) = b_g2_lane?;
     t += t_ab;
     t += t_b_g2;
@@ -257,8 +298,8 @@ fn run_lanes(
 }
 
 /// One proof split over several devices, for latency when there are fewer
-/// proofs than GPUs: the H polynomial, h and l on the first device; with
-/// two devices a and b_g1 there too and b_g2 (about as much work as the
+/// proofs than GPUs: the H polynomial and h on the first device; with two
+/// devices l, a and b_g1 there too and b_g2 (about as much work as the
 /// rest) on the second; with three or more each lane on its own device.
 /// `keys[i]` must be resident on `guards[i]`'s device. The same proof as
 /// [`prove_on_device`] (the sums are the same, only where they run differs).
@@ -295,14 +336,19 @@ pub fn prove_split(
         devices,
         keys: lane_owner.map(|i| &*keys[i].inner),
     };
-    let (domain, inputs, scalars, upload) = prepare_inputs(guards[0], &keys[0].inner, assignment)?;
+    let domain = Domain::new(assignment.num_constraints())?;
+    let buffers = &keys[0].inner.scalar_buffers;
+    let ((sums, lane_times), upload) = upload_then_start(
+        guards[0],
+        &keys[0].inner,
+        &domain,
+        assignment,
+        |inputs, scalars| run_lanes(lanes, &domain, inputs, scalars, buffers),
+    )?;
     let mut times = StageTimes {
         upload,
         ..StageTimes::default()
     };
-    let result = run_lanes(lanes, domain, inputs, &scalars);
-    scalars.recycle(&keys[0].inner.scalar_buffers);
-    let (sums, lane_times) = result?;
     times += lane_times;
     let proof = timed(&mut times.assembly, || {
         assemble(&keys[0].inner.vk, &sums, r, s)
