@@ -21,7 +21,10 @@
 mod backend;
 #[path = "../tests/common/filecoin.rs"]
 mod filecoin;
+#[path = "common/flags.rs"]
+mod flags;
 
+use flags::Flags;
 use std::time::{Duration, Instant};
 
 use backend::{choose_backend, Backend};
@@ -50,14 +53,13 @@ fn parse_options() -> Result<Options, String> {
         backend: "auto".into(),
         device: 0,
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
-        match arg.as_str() {
-            "--challenges" => options.challenges = number(&arg, value()?)?,
-            "--partitions" => options.partitions = number(&arg, value()?)?,
-            "--backend" => options.backend = value()?,
-            "--device" => options.device = number(&arg, value()?)?,
+    let mut flags = Flags::from_env();
+    while let Some(flag) = flags.next_flag() {
+        match flag.as_str() {
+            "--challenges" => options.challenges = flags.parsed(&flag)?,
+            "--partitions" => options.partitions = flags.parsed(&flag)?,
+            "--backend" => options.backend = flags.value(&flag)?,
+            "--device" => options.device = flags.parsed(&flag)?,
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -65,10 +67,6 @@ fn parse_options() -> Result<Options, String> {
         return Err("--challenges and --partitions must be at least 1".into());
     }
     Ok(options)
-}
-
-fn number(arg: &str, value: String) -> Result<usize, String> {
-    value.parse().map_err(|e| format!("{arg}: {e}"))
 }
 
 fn ms(d: Duration) -> String {

@@ -17,7 +17,10 @@
 
 #[path = "../tests/common/circuits.rs"]
 mod circuits;
+#[path = "common/flags.rs"]
+mod flags;
 
+use flags::Flags;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -52,16 +55,13 @@ fn parse_options() -> Result<Options, String> {
         proofs: 40,
         devices: Devices::All,
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+    let mut flags = Flags::from_env();
+    while let Some(flag) = flags.next_flag() {
         match flag.as_str() {
-            "--size" => options.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
-            "--proofs" => {
-                options.proofs = value()?.parse().map_err(|e| format!("--proofs: {e}"))?
-            }
+            "--size" => options.size = flags.parsed(&flag)?,
+            "--proofs" => options.proofs = flags.parsed(&flag)?,
             "--devices" => {
-                options.devices = match value()?.as_str() {
+                options.devices = match flags.value(&flag)?.as_str() {
                     "all" => Devices::All,
                     list => Devices::List(
                         list.split(',')

@@ -22,7 +22,10 @@
 mod backend;
 #[path = "../tests/common/circuits.rs"]
 mod circuits;
+#[path = "common/flags.rs"]
+mod flags;
 
+use flags::Flags;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -62,21 +65,16 @@ fn parse_options() -> Result<Options, String> {
         compare_cpu: false,
         split: false,
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+    let mut flags = Flags::from_env();
+    while let Some(flag) = flags.next_flag() {
         match flag.as_str() {
-            "--size" => options.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
-            "--proofs" => {
-                options.proofs = value()?.parse().map_err(|e| format!("--proofs: {e}"))?
-            }
-            "--params" => options.params = Some(PathBuf::from(value()?)),
-            "--shape" => options.shape = Some(PathBuf::from(value()?)),
-            "--circuit" => options.circuit = value()?,
-            "--backend" => options.backend = value()?,
-            "--device" => {
-                options.device = value()?.parse().map_err(|e| format!("--device: {e}"))?
-            }
+            "--size" => options.size = flags.parsed(&flag)?,
+            "--proofs" => options.proofs = flags.parsed(&flag)?,
+            "--params" => options.params = Some(PathBuf::from(flags.value(&flag)?)),
+            "--shape" => options.shape = Some(PathBuf::from(flags.value(&flag)?)),
+            "--circuit" => options.circuit = flags.value(&flag)?,
+            "--backend" => options.backend = flags.value(&flag)?,
+            "--device" => options.device = flags.parsed(&flag)?,
             "--compare-cpu" => options.compare_cpu = true,
             "--split" => options.split = true,
             "--help" | "-h" => return Err(String::new()),
