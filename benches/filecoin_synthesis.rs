@@ -12,22 +12,18 @@
 
 #[path = "../tests/common/bellperson_synthesis.rs"]
 mod bellperson_synthesis;
+#[path = "../tests/common/env.rs"]
+mod env;
 #[path = "../tests/common/filecoin.rs"]
 mod filecoin;
 
 use bellpepper_core::Circuit;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode};
+use env::env_or;
 use filecoin::{PorepCircuit, PorepConfig};
 use groth16_gpu::synthesis::{synthesize, Assignment, CircuitShape, WitnessAssignment};
 use rand_core::OsRng;
 use rayon::prelude::*;
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 const MIB: f64 = (1 << 20) as f64;
 
@@ -77,8 +73,8 @@ fn bench_porep_synthesis(c: &mut Criterion) {
     let config = PorepConfig {
         nodes: 64,
         layers: 2,
-        challenges_per_partition: env_usize("G16_BENCH_POREP_CHALLENGES", 3),
-        partitions: env_usize("G16_BENCH_POREP_PARTITIONS", 10),
+        challenges_per_partition: env_or("G16_BENCH_POREP_CHALLENGES", 3),
+        partitions: env_or("G16_BENCH_POREP_PARTITIONS", 10),
     };
     let built = filecoin::porep_partitions(config, &mut OsRng);
     let circuits: Vec<PorepCircuit> = built.partitions.into_iter().map(|p| p.circuit).collect();

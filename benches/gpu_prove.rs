@@ -9,10 +9,13 @@
 
 #[path = "../tests/common/circuits.rs"]
 mod circuits;
+#[path = "../tests/common/env.rs"]
+mod env;
 
 use blstrs::Scalar;
 use circuits::FieldHeavy;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use env::env_or;
 use ff::Field;
 use groth16_gpu::device::{Device, DeviceMutex};
 use groth16_gpu::generate_parameters_for_shape_random;
@@ -20,13 +23,6 @@ use groth16_gpu::groth16::gpu::{finish_proof, start_proof, GpuProvingKey};
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::CircuitShape;
 use rand_core::OsRng;
-
-fn env_log(name: &str, default: u32) -> u32 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn bench_gpu_prove(c: &mut Criterion) {
     match Device::count() {
@@ -38,10 +34,10 @@ fn bench_gpu_prove(c: &mut Criterion) {
     }
     let device = &DeviceMutex::shared().expect("open the devices")[0];
     let (min_log, max_log) = (
-        env_log("G16_BENCH_GPU_MIN_LOG", 16),
-        env_log("G16_BENCH_GPU_MAX_LOG", 20),
+        env_or("G16_BENCH_GPU_MIN_LOG", 16),
+        env_or("G16_BENCH_GPU_MAX_LOG", 20),
     );
-    let cpu_max_log = env_log("G16_BENCH_CPU_MAX_LOG", 20);
+    let cpu_max_log = env_or("G16_BENCH_CPU_MAX_LOG", 20);
     let mut group = c.benchmark_group("gpu_prove_field_heavy");
     group.sample_size(10);
     for log in (min_log..=max_log).step_by(2) {

@@ -5,22 +5,22 @@
 
 #[path = "../tests/common/circuits.rs"]
 mod circuits;
+#[path = "../tests/common/env.rs"]
+mod env;
 
 use bellpepper_core::Circuit;
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, Scalar};
 use circuits::{BooleanHeavy, FieldHeavy};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use env::env_or;
 use ff::Field;
 use groth16_gpu::synthesis::CircuitShape;
 use groth16_gpu::{create_proof, generate_parameters_for_shape_random};
 use rand_core::OsRng;
 
 fn max_log() -> u32 {
-    std::env::var("G16_BENCH_MAX_LOG")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(18)
+    env_or("G16_BENCH_MAX_LOG", 18)
 }
 
 fn compare<C>(c: &mut Criterion, name: &str, log: u32, blank: C, make: impl Fn() -> C)

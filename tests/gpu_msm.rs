@@ -6,10 +6,13 @@
 //! values each run; the seed is printed so a failure can be replayed.
 #![cfg(feature = "cuda")]
 
+#[path = "common/env.rs"]
+mod env;
 #[path = "common/gpu.rs"]
 mod gpu;
 
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use env::env_or;
 use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
@@ -446,10 +449,7 @@ const GPU_SIZES: [usize; 8] = [0, 1, 2, 3, 31, 1000, (1 << 16) + 7, 1 << 20];
 /// The sizes to run: all of GPU_SIZES, or those up to G16_GPU_MSM_MAX_POINTS
 /// (compute-sanitizer's racecheck is too slow for 2^20 points).
 fn gpu_sizes() -> impl Iterator<Item = usize> {
-    let max = std::env::var("G16_GPU_MSM_MAX_POINTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(usize::MAX);
+    let max = env_or("G16_GPU_MSM_MAX_POINTS", usize::MAX);
     GPU_SIZES.into_iter().filter(move |&n| n <= max)
 }
 

@@ -10,9 +10,12 @@
 
 #[path = "common/circuits.rs"]
 mod circuits;
+#[path = "common/env.rs"]
+mod env;
 #[path = "common/gpu.rs"]
 mod gpu;
 
+use env::env_or;
 use std::sync::{Arc, OnceLock};
 
 use blstrs::Scalar;
@@ -30,13 +33,6 @@ use rand_core::OsRng;
 
 const THREADS: usize = 4;
 const PARTITIONS: usize = 10;
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// A recorded FieldHeavy shape of 2^log constraints and a key for it.
 struct Setup {
@@ -56,7 +52,7 @@ impl Setup {
     /// The key for the partition tests, made once.
     fn shared() -> &'static Setup {
         static SETUP: OnceLock<Setup> = OnceLock::new();
-        SETUP.get_or_init(|| Setup::new(env_or("G16_GPU_POOL_LOG", 14) as u32))
+        SETUP.get_or_init(|| Setup::new(env_or("G16_GPU_POOL_LOG", 14)))
     }
 
     fn circuits(&self, n: usize) -> Vec<FieldHeavy> {

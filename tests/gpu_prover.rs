@@ -10,6 +10,8 @@
 
 #[path = "common/circuits.rs"]
 mod circuits;
+#[path = "common/env.rs"]
+mod env;
 #[path = "common/gpu.rs"]
 mod gpu;
 
@@ -17,6 +19,7 @@ use bellpepper_core::Circuit;
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, Scalar};
 use circuits::*;
+use env::env_or;
 use ff::Field;
 use groth16_gpu::backend::cpu::{compute_h, Domain};
 use groth16_gpu::backend::cuda::{h_polynomial, reserve_device_memory, HInputs, PinnedStaging};
@@ -188,10 +191,7 @@ fn gpu_proofs_equal_cpu_proofs_up_to_the_largest_size() {
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
-    let max_log: u32 = std::env::var("G16_GPU_PROVER_MAX_LOG")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(18);
+    let max_log: u32 = env_or("G16_GPU_PROVER_MAX_LOG", 18);
     let mut rng = fresh_rng();
     let mut log = 12;
     while log <= max_log {

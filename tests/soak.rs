@@ -3,7 +3,10 @@
 
 #[path = "common/circuits.rs"]
 mod circuits;
+#[path = "common/env.rs"]
+mod env;
 
+use env::env_or;
 use std::sync::Arc;
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
@@ -18,10 +21,7 @@ use rand_core::OsRng;
 
 #[test]
 fn eight_threads_share_one_key() {
-    let rounds: usize = std::env::var("G16_SOAK_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+    let rounds: usize = env_or("G16_SOAK_ROUNDS", 3);
     let steps = 500;
     let key = Arc::new(
         generate_random_parameters(FieldHeavy { steps, start: None }, &mut OsRng).unwrap(),

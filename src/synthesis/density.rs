@@ -96,8 +96,9 @@ impl Density {
         /// Values per task: 64 words of bits.
         const CHUNK: usize = 64 * 64;
         let n = values.len().min(self.len);
+        let chunk_range = |chunk: usize| (chunk * CHUNK, ((chunk + 1) * CHUNK).min(n));
         let used_in = |chunk: usize| -> usize {
-            let (first, last) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(n));
+            let (first, last) = chunk_range(chunk);
             (first / 64..last.div_ceil(64))
                 .map(|w| {
                     let word = self.words[w];
@@ -128,7 +129,7 @@ impl Density {
             .into_par_iter()
             .enumerate()
             .for_each(|(chunk, piece)| {
-                let (first, last) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(n));
+                let (first, last) = chunk_range(chunk);
                 let mut slots = piece.iter_mut();
                 for (i, value) in values.iter().enumerate().take(last).skip(first) {
                     if self.is_used(i) {
