@@ -392,20 +392,28 @@ fn a_job_that_fails_anywhere_fails_alone_and_is_not_retried() {
     let mut mixed = mixed;
     mixed[1] = Mixed::Fails;
     mixed[3] = Mixed::Panics;
-    let reports = pool
-        .prove_circuits_reports(&key, None, mixed.clone(), r_s.clone(), s_s.clone())
-        .unwrap();
-    assert!(matches!(reports[1].result, Err(Error::Synthesis(_))));
-    assert!(matches!(reports[3].result, Err(Error::CircuitPanicked(_))));
-    for i in [0, 2, 4, 5] {
-        let proof = reports[i].result.as_ref().unwrap();
-        assert!(verify_proof(&pvk, proof, &[circuits[i].result()]).unwrap());
-    }
-    match pool.prove_circuits(&key, None, mixed, r_s, s_s) {
-        Err(Error::Pool(PoolError::Job { index: 1, source })) => {
-            assert!(matches!(*source, Error::Synthesis(_)))
+    // Directly, and through a shape (witnesses first, then evaluations).
+    let shape = CircuitShape::record(FieldHeavy {
+        steps: STEPS,
+        start: None,
+    })
+    .unwrap();
+    for shape in [None, Some(&shape)] {
+        let reports = pool
+            .prove_circuits_reports(&key, shape, mixed.clone(), r_s.clone(), s_s.clone())
+            .unwrap();
+        assert!(matches!(reports[1].result, Err(Error::Synthesis(_))));
+        assert!(matches!(reports[3].result, Err(Error::CircuitPanicked(_))));
+        for i in [0, 2, 4, 5] {
+            let proof = reports[i].result.as_ref().unwrap();
+            assert!(verify_proof(&pvk, proof, &[circuits[i].result()]).unwrap());
         }
-        other => panic!("expected job 1 to fail, got {other:?}"),
+        match pool.prove_circuits(&key, shape, mixed.clone(), r_s.clone(), s_s.clone()) {
+            Err(Error::Pool(PoolError::Job { index: 1, source })) => {
+                assert!(matches!(*source, Error::Synthesis(_)))
+            }
+            other => panic!("expected job 1 to fail, got {other:?}"),
+        }
     }
 }
 

@@ -122,9 +122,9 @@ fn synthesize_catching_panics<C: Circuit<Scalar>>(circuit: C) -> Result<Assignme
 
 /// Runs a synthesis, turning a panic inside the circuit into
 /// [`Error::CircuitPanicked`].
-pub(crate) fn catch_circuit_panic(
-    synthesis: impl FnOnce() -> Result<Assignment, Error>,
-) -> Result<Assignment, Error> {
+pub(crate) fn catch_circuit_panic<T>(
+    synthesis: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Error> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(synthesis))
         .unwrap_or_else(|payload| Err(Error::CircuitPanicked(panic_message(&*payload))))
 }

@@ -63,7 +63,10 @@ impl ProverPool {
 
     /// Synthesizes the circuits in parallel on this side (through `shape`
     /// when given, else directly) and queues each as soon as it is ready,
-    /// so synthesis overlaps proving; the proofs in input order. A circuit
+    /// so synthesis overlaps proving; the proofs in input order. Through a
+    /// shape, a window's witnesses are computed side by side and their A, B,
+    /// C evaluated one circuit at a time in input order, so the first job
+    /// is queued early. A circuit
     /// that fails or panics in synthesis fails the call as
     /// [`prove_batch`](Self::prove_batch) does. Synthesis runs at most a
     /// window ahead of the workers (the larger of rayon's thread count and
@@ -136,19 +139,36 @@ impl ProverPool {
             // Keep the workers fed, no more: synthesize the next window once
             // at most one job per worker is left waiting.
             batch.wait_for_queue_at_most(self.workers());
-            chunk
-                .into_par_iter()
-                .for_each(|(index, (circuit, (r, s)))| {
-                    let assignment = if batch.is_cancelled() {
-                        Err(PoolError::Cancelled.into())
-                    } else {
-                        catch_circuit_panic(|| match shape {
-                            Some(shape) => shape.synthesize(circuit),
-                            None => synthesize(circuit),
+            match shape {
+                Some(shape) => {
+                    // The window's witnesses side by side, then A, B, C of
+                    // each in input order over every core, each job queued
+                    // as soon as it is evaluated: the first devices start
+                    // after one evaluation, not after the whole window's.
+                    let witnesses: Vec<_> = chunk
+                        .into_par_iter()
+                        .map(|(index, (circuit, r_s))| {
+                            let witness = unless_cancelled(&batch, || {
+                                catch_circuit_panic(|| shape.witness(circuit))
+                            });
+                            (index, witness, r_s)
                         })
-                    };
-                    self.submit(&batch, index, key, assignment, r, s);
-                });
+                        .collect();
+                    for (index, witness, (r, s)) in witnesses {
+                        let assignment = witness
+                            .and_then(|witness| unless_cancelled(&batch, || shape.assign(witness)));
+                        self.submit(&batch, index, key, assignment, r, s);
+                    }
+                }
+                None => chunk
+                    .into_par_iter()
+                    .for_each(|(index, (circuit, (r, s)))| {
+                        let assignment = unless_cancelled(&batch, || {
+                            catch_circuit_panic(|| synthesize(circuit))
+                        });
+                        self.submit(&batch, index, key, assignment, r, s);
+                    }),
+            }
         }
         Ok(batch.wait())
     }
@@ -187,6 +207,15 @@ impl ProverPool {
                 reply,
             }),
         }
+    }
+}
+
+/// `work()`, unless an earlier error stopped the batch.
+fn unless_cancelled<T>(batch: &Batch, work: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    if batch.is_cancelled() {
+        Err(PoolError::Cancelled.into())
+    } else {
+        work()
     }
 }
 

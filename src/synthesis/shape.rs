@@ -129,9 +129,17 @@ impl CircuitShape {
     /// matrices. A circuit whose variable counts differ from the recorded shape
     /// is an error.
     pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<Assignment, Error> {
+        self.assign(self.witness(circuit)?)
+    }
+
+    /// The witness of `circuit` alone: the circuit's own code, often
+    /// single-threaded. [`assign`](Self::assign) then evaluates A, B, C over
+    /// every core, so a caller with many circuits can compute their
+    /// witnesses side by side and evaluate them one after another.
+    pub fn witness<C: Circuit<Scalar>>(&self, circuit: C) -> Result<WitnessAssignment, Error> {
         let mut witness = WitnessAssignment::counting();
         circuit.synthesize(&mut witness)?;
-        self.assign(witness)
+        Ok(witness)
     }
 
     /// Evaluates A, B, C for a witness computed elsewhere.
