@@ -70,11 +70,13 @@ pub(crate) mod ffi {
             words: *const u64,
             len: usize,
         ) -> Result<UniquePtr<MsmBases>>;
-        /// Per-window sums (Jacobian) of Σ scalars[i] bases[i] over the first
-        /// `n` bases; returns the window bits.
+        /// Per-window sums (Jacobian) of Σ scalars[i] bases[first + i] for
+        /// i < n; returns the window bits.
+        #[allow(clippy::too_many_arguments)]
         unsafe fn msm_windows(
             device: &GpuDevice,
             bases: &MsmBases,
+            first: usize,
             scalars: *const u64,
             n: usize,
             out: *mut u64,
@@ -104,10 +106,13 @@ pub(crate) mod ffi {
             out_words: usize,
             device_ms: *mut f32,
         ) -> Result<u32>;
-        /// Σ of the first `n` bases whose bitmap bit is set (Jacobian).
+        /// Σ of the bases[first + i], i < n, whose bitmap bit i is set
+        /// (Jacobian).
+        #[allow(clippy::too_many_arguments)]
         unsafe fn batch_add(
             device: &GpuDevice,
             bases: &MsmBases,
+            first: usize,
             bitmap: *const u64,
             n: usize,
             out: *mut u64,

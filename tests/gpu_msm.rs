@@ -590,6 +590,65 @@ fn gpu_indexed_msm_over_a_subset_of_resident_bases() {
     });
 }
 
+/// MSMs and batch additions over a range of the resident bases (what one
+/// device's part of an MSM split over devices is): the parts of a split
+/// add up to the whole, in G1 and G2; a range past the bases is an error.
+#[test]
+fn gpu_ranges_of_resident_bases_add_up_to_the_whole() {
+    on_each_device(|guard, rng| {
+        let n = 10_000 + 7;
+        let bases = random_bases::<G1Affine>(n, rng);
+        let resident = ResidentBases::upload(guard, &bases).expect("upload");
+        let scalars = random_scalars(n, rng);
+        let bits: Vec<bool> = (0..n).map(|_| rng.gen_bool(0.5)).collect();
+        let words = pack_bits(&bits);
+        for (first, end) in [
+            (0, n),
+            (64, 64),
+            (0, 1),
+            (4096, n),
+            (128, 6400),
+            (n / 64 * 64, n),
+        ] {
+            let got = resident
+                .msm_range(guard, first, &scalars[first..end])
+                .expect("range msm");
+            let want = expected_g1(&bases[first..end], &scalars[first..end]);
+            assert_eq!(got, want, "msm over {first}..{end}");
+            // Bits past the range in its last word belong to the next range.
+            let got = resident
+                .batch_add_range(guard, first, &words[first / 64..], end - first)
+                .expect("range batch add");
+            let want = expected_selected(&bases[first..end], &bits[first..end]);
+            assert_eq!(got, want, "batch addition over {first}..{end}");
+        }
+        let whole = expected_g1(&bases, &scalars);
+        let parts = [(0, 3008), (3008, 6400), (6400, n)].map(|(first, end)| {
+            resident
+                .msm_range(guard, first, &scalars[first..end])
+                .unwrap()
+        });
+        assert_eq!(parts.into_iter().sum::<G1Projective>(), whole);
+        assert!(resident.msm_range(guard, n - 3, &scalars[..4]).is_err());
+        assert!(resident.batch_add_range(guard, n, &words, 1).is_err());
+        assert!(resident
+            .msm_range(guard, usize::MAX, &scalars[..1])
+            .is_err());
+
+        let g2 = random_bases::<G2Affine>(3000, rng);
+        let resident_g2 = ResidentBases::upload(guard, &g2).expect("upload G2");
+        let scalars = random_scalars(3000, rng);
+        let got = resident_g2
+            .msm_range(guard, 1024, &scalars[1024..2500])
+            .unwrap();
+        assert_eq!(got, expected_g2(&g2[1024..2500], &scalars[1024..2500]));
+        let got = resident_g2
+            .batch_add_range(guard, 1024, &words[16..], 1976)
+            .unwrap();
+        assert_eq!(got, expected_selected(&g2[1024..], &bits[1024..3000]));
+    });
+}
+
 #[test]
 fn gpu_request_too_large_for_memory_is_an_error_and_device_stays_usable() {
     let _memory = DEVICE_MEMORY

@@ -414,26 +414,44 @@ fn a_proof_split_over_devices_equals_the_cpu_proof() {
         return;
     };
     let mut rng = fresh_rng();
-    let steps = (1 << 14) - 3;
-    let (key, assignment) = field_heavy(steps, &mut rng);
-    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-    let expected = prove(&key, &assignment, r, s).unwrap();
     let guards: Vec<_> = devices.iter().map(DeviceMutex::lock).collect();
+    // Dense full-field scalars, then bits with a few full-field values
+    // (the sparse MSMs and the batch additions are divided too).
+    let steps = (1 << 14) - 3;
+    let boolean = BooleanHeavy::random(20_000, &mut rng);
+    let blank = BooleanHeavy {
+        num_bits: 20_000,
+        bits: None,
+    };
+    let circuits = [
+        ("FieldHeavy", field_heavy(steps, &mut rng)),
+        ("BooleanHeavy", key_and_assignment(blank, boolean, &mut rng)),
+    ];
+    for (name, (key, assignment)) in &circuits {
+        let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+        let expected = prove(key, assignment, r, s).unwrap();
+        let residents: Vec<_> = guards
+            .iter()
+            .map(|guard| GpuProvingKey::upload(guard, key).unwrap())
+            .collect();
+        // Every prefix of the devices: one, two, ... all of them.
+        for count in 1..=guards.len() {
+            let guard_refs: Vec<_> = guards[..count].iter().collect();
+            let key_refs: Vec<_> = residents[..count].iter().collect();
+            let (proof, _) = prove_split(&guard_refs, &key_refs, assignment, r, s).unwrap();
+            assert_eq!(proof, expected, "{name} split over {count} devices");
+        }
+    }
+    let (key, assignment) = &circuits[0].1;
+    let (r, s) = (Scalar::ONE, Scalar::ONE);
     let residents: Vec<_> = guards
         .iter()
-        .map(|guard| GpuProvingKey::upload(guard, &key).unwrap())
+        .map(|guard| GpuProvingKey::upload(guard, key).unwrap())
         .collect();
-    // Every prefix of the devices: one, two, ... all of them.
-    for count in 1..=guards.len() {
-        let guard_refs: Vec<_> = guards[..count].iter().collect();
-        let key_refs: Vec<_> = residents[..count].iter().collect();
-        let (proof, _) = prove_split(&guard_refs, &key_refs, &assignment, r, s).unwrap();
-        assert_eq!(proof, expected, "split over {count} devices");
-    }
     // Keys in the wrong order are refused, not used across devices.
     if guards.len() >= 2 {
         let swapped = [&residents[1], &residents[0]];
-        let result = prove_split(&[&guards[0], &guards[1]], &swapped, &assignment, r, s);
+        let result = prove_split(&[&guards[0], &guards[1]], &swapped, assignment, r, s);
         assert!(
             matches!(result, Err(Error::Gpu(GpuError::WrongDevice { .. }))),
             "{result:?}"

@@ -1,5 +1,6 @@
 // The per-curve GPU entry points that msm_api.cu dispatches to (one
-// translation unit per curve keeps each nvcc run small).
+// translation unit per curve keeps each nvcc run small). `first` is the
+// resident base that scalar (or bit) 0 multiplies.
 #pragma once
 
 #include "groth16_gpu/msm.h"
@@ -7,16 +8,18 @@
 namespace groth16_gpu {
 namespace msm {
 
-uint32_t device_msm_g1(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
-                       const uint32_t* indices, size_t n, uint64_t* out, size_t out_words,
-                       float* device_ms);
-uint32_t device_msm_g2(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
-                       const uint32_t* indices, size_t n, uint64_t* out, size_t out_words,
-                       float* device_ms);
-void device_batch_add_g1(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,
-                         size_t n, uint64_t* out, size_t out_words, float* device_ms);
-void device_batch_add_g2(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,
-                         size_t n, uint64_t* out, size_t out_words, float* device_ms);
+uint32_t device_msm_g1(const GpuDevice& device, const MsmBases& bases, size_t first,
+                       const uint64_t* scalars, const uint32_t* indices, size_t n, uint64_t* out,
+                       size_t out_words, float* device_ms);
+uint32_t device_msm_g2(const GpuDevice& device, const MsmBases& bases, size_t first,
+                       const uint64_t* scalars, const uint32_t* indices, size_t n, uint64_t* out,
+                       size_t out_words, float* device_ms);
+void device_batch_add_g1(const GpuDevice& device, const MsmBases& bases, size_t first,
+                         const uint64_t* bitmap, size_t n, uint64_t* out, size_t out_words,
+                         float* device_ms);
+void device_batch_add_g2(const GpuDevice& device, const MsmBases& bases, size_t first,
+                         const uint64_t* bitmap, size_t n, uint64_t* out, size_t out_words,
+                         float* device_ms);
 
 }  // namespace msm
 }  // namespace groth16_gpu

@@ -209,20 +209,22 @@ inline void check_point_count(size_t n) {
   if (n >= (size_t(1) << 31)) throw std::invalid_argument("MSM of 2^31 or more points");
 }
 
-/// Checks that `bases` lives on `device`, holds the curve F and >= n points,
-/// and selects the device.
+/// Checks that `bases` lives on `device`, holds the curve F and points
+/// [first, first + n), and selects the device; returns the point `first`.
 template <class F>
-const ec::Affine<F>* checked_bases(const GpuDevice& device, const MsmBases& bases, size_t n) {
+const ec::Affine<F>* checked_bases(const GpuDevice& device, const MsmBases& bases, size_t first,
+                                   size_t n) {
   constexpr bool g2 = sizeof(F) == sizeof(ff::Fp2);
   require_on_device(device, bases.ordinal(), "MSM bases");
   if (bases.is_g2() != g2) throw std::invalid_argument("MSM bases are of the other group");
-  if (n > bases.len()) {
-    throw std::invalid_argument("MSM of " + std::to_string(n) + " points over " +
-                                std::to_string(bases.len()) + " resident bases");
+  if (first > bases.len() || n > bases.len() - first) {
+    throw std::invalid_argument("MSM of " + std::to_string(n) + " points from point " +
+                                std::to_string(first) + " over " + std::to_string(bases.len()) +
+                                " resident bases");
   }
   check_point_count(n);
   G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
-  return static_cast<const ec::Affine<F>*>(bases.points());
+  return static_cast<const ec::Affine<F>*>(bases.points()) + first;
 }
 
 /// Throws unless every index names one of the `len` bases.
@@ -236,15 +238,16 @@ inline void check_indices(const uint32_t* indices, size_t n, size_t len) {
   }
 }
 
-/// Σ scalars[i] bases[i] (or bases[indices[i]] where `indices`, a host
-/// array of n, is given) per window.
+/// Σ scalars[i] bases[first + i] (or bases[indices[i]] where `indices`, a
+/// host array of n, is given; `first` must then be 0) per window.
 template <class F>
-uint32_t device_msm(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
-                    const uint32_t* indices, size_t n, uint64_t* out, size_t out_words,
-                    float* device_ms) {
+uint32_t device_msm(const GpuDevice& device, const MsmBases& bases, size_t first,
+                    const uint64_t* scalars, const uint32_t* indices, size_t n, uint64_t* out,
+                    size_t out_words, float* device_ms) {
+  if (indices && first != 0) throw std::invalid_argument("an indexed MSM names its bases itself");
   // Indexed scalars may name a base more than once, so their count is not
   // bounded by the bases'.
-  const ec::Affine<F>* points = checked_bases<F>(device, bases, indices ? 0 : n);
+  const ec::Affine<F>* points = checked_bases<F>(device, bases, first, indices ? 0 : n);
   if (indices) {
     check_point_count(n);
     check_indices(indices, n, bases.len());
@@ -318,13 +321,15 @@ struct BatchScratch {
   }
 };
 
-/// Σ of the bases whose bit is set: the bitmap's words are counted and
-/// scanned so that every thread sums kSelectedPerThread selected bases.
+/// Σ of the bases[first + i] whose bit i is set: the bitmap's words are
+/// counted and scanned so that every thread sums kSelectedPerThread
+/// selected bases.
 template <class F>
-void device_batch_add(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,
-                      size_t n, uint64_t* out, size_t out_words, float* device_ms) {
+void device_batch_add(const GpuDevice& device, const MsmBases& bases, size_t first,
+                      const uint64_t* bitmap, size_t n, uint64_t* out, size_t out_words,
+                      float* device_ms) {
   using Xyzz = ec::Xyzz<F>;
-  const ec::Affine<F>* points = checked_bases<F>(device, bases, n);
+  const ec::Affine<F>* points = checked_bases<F>(device, bases, first, n);
   Xyzz total = Xyzz::identity();
   ScopedStream stream;
   ScopedEvent start, stop;

@@ -65,26 +65,27 @@ std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
 
 namespace {
 
-uint32_t dispatch_msm(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
-                      const uint32_t* indices, size_t n, uint64_t* out, size_t out_words,
-                      float* device_ms) {
-  return bases.is_g2() ? msm::device_msm_g2(device, bases, scalars, indices, n, out, out_words,
-                                            device_ms)
-                       : msm::device_msm_g1(device, bases, scalars, indices, n, out, out_words,
-                                            device_ms);
+uint32_t dispatch_msm(const GpuDevice& device, const MsmBases& bases, size_t first,
+                      const uint64_t* scalars, const uint32_t* indices, size_t n, uint64_t* out,
+                      size_t out_words, float* device_ms) {
+  return bases.is_g2() ? msm::device_msm_g2(device, bases, first, scalars, indices, n, out,
+                                            out_words, device_ms)
+                       : msm::device_msm_g1(device, bases, first, scalars, indices, n, out,
+                                            out_words, device_ms);
 }
 
 }  // namespace
 
-uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
-                     size_t n, uint64_t* out, size_t out_words, float* device_ms) {
-  return dispatch_msm(device, bases, scalars, nullptr, n, out, out_words, device_ms);
+uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases, size_t first,
+                     const uint64_t* scalars, size_t n, uint64_t* out, size_t out_words,
+                     float* device_ms) {
+  return dispatch_msm(device, bases, first, scalars, nullptr, n, out, out_words, device_ms);
 }
 
 uint32_t msm_windows_indexed(const GpuDevice& device, const MsmBases& bases,
                              const uint64_t* scalars, const uint32_t* indices, size_t n,
                              uint64_t* out, size_t out_words, float* device_ms) {
-  return dispatch_msm(device, bases, scalars, indices, n, out, out_words, device_ms);
+  return dispatch_msm(device, bases, 0, scalars, indices, n, out, out_words, device_ms);
 }
 
 uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,
@@ -95,16 +96,17 @@ uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,
     throw std::invalid_argument("MSM of " + std::to_string(n) + " scalars over " +
                                 std::to_string(scalars.len()) + " resident scalars");
   }
-  return msm_windows(device, bases, static_cast<const uint64_t*>(scalars.data()), n, out,
+  return msm_windows(device, bases, 0, static_cast<const uint64_t*>(scalars.data()), n, out,
                      out_words, device_ms);
 }
 
-void batch_add(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap, size_t n,
-               uint64_t* out, size_t out_words, float* device_ms) {
+void batch_add(const GpuDevice& device, const MsmBases& bases, size_t first,
+               const uint64_t* bitmap, size_t n, uint64_t* out, size_t out_words,
+               float* device_ms) {
   if (bases.is_g2()) {
-    msm::device_batch_add_g2(device, bases, bitmap, n, out, out_words, device_ms);
+    msm::device_batch_add_g2(device, bases, first, bitmap, n, out, out_words, device_ms);
   } else {
-    msm::device_batch_add_g1(device, bases, bitmap, n, out, out_words, device_ms);
+    msm::device_batch_add_g1(device, bases, first, bitmap, n, out, out_words, device_ms);
   }
 }
 

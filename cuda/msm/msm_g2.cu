@@ -5,15 +5,16 @@
 namespace groth16_gpu {
 namespace msm {
 
-uint32_t device_msm_g2(const GpuDevice& device, const MsmBases& bases, const uint64_t* scalars,
-                       const uint32_t* indices, size_t n, uint64_t* out, size_t out_words,
-                       float* device_ms) {
-  return device_msm<ff::Fp2>(device, bases, scalars, indices, n, out, out_words, device_ms);
+uint32_t device_msm_g2(const GpuDevice& device, const MsmBases& bases, size_t first,
+                       const uint64_t* scalars, const uint32_t* indices, size_t n, uint64_t* out,
+                       size_t out_words, float* device_ms) {
+  return device_msm<ff::Fp2>(device, bases, first, scalars, indices, n, out, out_words, device_ms);
 }
 
-void device_batch_add_g2(const GpuDevice& device, const MsmBases& bases, const uint64_t* bitmap,
-                         size_t n, uint64_t* out, size_t out_words, float* device_ms) {
-  device_batch_add<ff::Fp2>(device, bases, bitmap, n, out, out_words, device_ms);
+void device_batch_add_g2(const GpuDevice& device, const MsmBases& bases, size_t first,
+                         const uint64_t* bitmap, size_t n, uint64_t* out, size_t out_words,
+                         float* device_ms) {
+  device_batch_add<ff::Fp2>(device, bases, first, bitmap, n, out, out_words, device_ms);
 }
 
 }  // namespace msm

@@ -70,11 +70,13 @@ constexpr size_t kMaxMsmWindows = 64;
 std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
                                            const uint64_t* words, size_t len);
 
-/// Σ scalars[i] bases[i] over the first `n` bases, per window: writes the
-/// window sums (Jacobian) to `out` (out_words >= kMaxMsmWindows * 18 or 36)
-/// and returns the window bits c. `device_ms` gets the time of the device
-/// work (scalar upload to window sums) by CUDA events.
-uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases,
+/// Σ scalars[i] bases[first + i] for i < n (first + n <= bases.len(), else
+/// invalid_argument), per window: writes the window sums (Jacobian) to
+/// `out` (out_words >= kMaxMsmWindows * 18 or 36) and returns the window
+/// bits c. `device_ms` gets the time of the device work (scalar upload to
+/// window sums) by CUDA events. A range of the bases lets one MSM be split
+/// over devices that each hold all of them.
+uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases, size_t first,
                      const uint64_t* scalars, size_t n, uint64_t* out,
                      size_t out_words, float* device_ms);
 
@@ -89,9 +91,10 @@ uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,
                               const DeviceScalars& scalars, size_t n, uint64_t* out,
                               size_t out_words, float* device_ms);
 
-/// Σ of the bases whose bit is set (bit i of bitmap word i / 64), over the
-/// first `n` bases; writes one Jacobian point to `out` (18 or 36 words).
-void batch_add(const GpuDevice& device, const MsmBases& bases,
+/// Σ of the bases[first + i] whose bit i is set (bit i of bitmap word
+/// i / 64), for i < n (first + n <= bases.len()); writes one Jacobian point
+/// to `out` (18 or 36 words).
+void batch_add(const GpuDevice& device, const MsmBases& bases, size_t first,
                const uint64_t* bitmap, size_t n, uint64_t* out,
                size_t out_words, float* device_ms);
 

@@ -133,14 +133,42 @@ pub struct StageTimes {
 /// Stage by stage, for totals over several proofs.
 impl std::ops::AddAssign for StageTimes {
     fn add_assign(&mut self, other: Self) {
-        self.upload += other.upload;
-        self.h_polynomial += other.h_polynomial;
-        self.msm_h += other.msm_h;
-        self.msm_l += other.msm_l;
-        self.msm_a += other.msm_a;
-        self.msm_b_g1 += other.msm_b_g1;
-        self.msm_b_g2 += other.msm_b_g2;
-        self.assembly += other.assembly;
+        self.combine(&other, |mine, theirs| mine + theirs);
+    }
+}
+
+impl StageTimes {
+    /// Each stage the longer of the two: for parts of a stage that ran at
+    /// once (one MSM divided over devices).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn keep_longer(&mut self, other: &Self) {
+        self.combine(other, Duration::max);
+    }
+
+    fn combine(&mut self, other: &Self, f: impl Fn(Duration, Duration) -> Duration) {
+        let mine = [
+            &mut self.upload,
+            &mut self.h_polynomial,
+            &mut self.msm_h,
+            &mut self.msm_l,
+            &mut self.msm_a,
+            &mut self.msm_b_g1,
+            &mut self.msm_b_g2,
+            &mut self.assembly,
+        ];
+        let theirs = [
+            other.upload,
+            other.h_polynomial,
+            other.msm_h,
+            other.msm_l,
+            other.msm_a,
+            other.msm_b_g1,
+            other.msm_b_g2,
+            other.assembly,
+        ];
+        for (slot, value) in mine.into_iter().zip(theirs) {
+            *slot = f(*slot, value);
+        }
     }
 }
 

@@ -76,6 +76,17 @@ where
         self.bases().bases_ordinal()
     }
 
+    /// An error unless the bases `first..first + n` are resident.
+    fn check_range(&self, what: &str, first: usize, n: usize) -> Result<(), GpuError> {
+        match first.checked_add(n) {
+            Some(end) if end <= self.len() => Ok(()),
+            _ => Err(GpuError::Native(format!(
+                "{what}: points {first}..{first}+{n}, but {} are resident",
+                self.len()
+            ))),
+        }
+    }
+
     fn bases(&self) -> &ffi::MsmBases {
         self.handle
             .as_ref()
@@ -93,19 +104,36 @@ where
         guard: &DeviceGuard<'_>,
         scalars: &[Scalar],
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
-        if scalars.len() > self.len() {
-            return Err(mismatch(
-                "MSM scalars over resident bases",
-                scalars.len(),
-                self.len(),
-            ));
-        }
+        self.msm_range_timed(guard, 0, scalars)
+    }
+
+    /// Σ scalars[i] · bases[first + i]: the MSM over the bases
+    /// `first..first + scalars.len()`, so that devices holding the same
+    /// bases can each take a part of one MSM.
+    pub fn msm_range(
+        &self,
+        guard: &DeviceGuard<'_>,
+        first: usize,
+        scalars: &[Scalar],
+    ) -> Result<G::Curve, GpuError> {
+        self.msm_range_timed(guard, first, scalars)
+            .map(|(sum, _)| sum)
+    }
+
+    fn msm_range_timed(
+        &self,
+        guard: &DeviceGuard<'_>,
+        first: usize,
+        scalars: &[Scalar],
+    ) -> Result<(G::Curve, MsmTiming), GpuError> {
+        self.check_range("MSM scalars over resident bases", first, scalars.len())?;
         // SAFETY: scalars.len() scalars of 4 words each are read; the C++
-        // side checks the bases' device, group and length.
+        // side checks the bases' device, group and range.
         self.run_windows(scalars.len(), |out, out_words, device_ms| unsafe {
             ffi::msm_windows(
                 guard.ffi_device(),
                 self.bases(),
+                first,
                 as_words(scalars),
                 scalars.len(),
                 out,
@@ -217,13 +245,31 @@ where
         bits: &[u64],
         n: usize,
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
-        if n > self.len() {
-            return Err(mismatch(
-                "batch addition over resident bases",
-                n,
-                self.len(),
-            ));
-        }
+        self.batch_add_range_timed(guard, 0, bits, n)
+    }
+
+    /// Σ of the bases[first + i], i < n, whose bit i is set in `bits`: the
+    /// batch addition over the bases `first..first + n` (a density bitmap's
+    /// words from word k on cover the bases from 64 k on).
+    pub fn batch_add_range(
+        &self,
+        guard: &DeviceGuard<'_>,
+        first: usize,
+        bits: &[u64],
+        n: usize,
+    ) -> Result<G::Curve, GpuError> {
+        self.batch_add_range_timed(guard, first, bits, n)
+            .map(|(sum, _)| sum)
+    }
+
+    fn batch_add_range_timed(
+        &self,
+        guard: &DeviceGuard<'_>,
+        first: usize,
+        bits: &[u64],
+        n: usize,
+    ) -> Result<(G::Curve, MsmTiming), GpuError> {
+        self.check_range("batch addition over resident bases", first, n)?;
         if bits.len() < n.div_ceil(64) {
             return Err(mismatch("bitmap words", bits.len(), n.div_ceil(64)));
         }
@@ -235,6 +281,7 @@ where
             ffi::batch_add(
                 guard.ffi_device(),
                 self.bases(),
+                first,
                 bits.as_ptr(),
                 n,
                 out.as_mut_ptr(),

@@ -17,6 +17,7 @@
 //! ```
 
 mod auto;
+mod division;
 mod key;
 mod prover;
 mod split;

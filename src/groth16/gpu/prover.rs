@@ -7,10 +7,12 @@ use std::sync::OnceLock;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use blstrs::Scalar;
+use blstrs::{G1Projective, G2Projective, Scalar};
+use group::Group;
 
+use super::division::{base_range, cost, share_bounds, GeneralPart};
 use super::key::{ensure_free_memory, proof_working_bytes, GpuProvingKey, ResidentKey};
-use super::split::{GeneralScalars, ProofScalars, ScalarBuffers, SplitScalars};
+use super::split::{ProofScalars, ScalarBuffers, SplitScalars};
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{GpuCurve, HInputs, ResidentBases};
 use crate::device::{Device, DeviceGuard, DeviceMutex, GpuError};
@@ -131,9 +133,11 @@ pub fn start_proof(
         std::thread::Builder::new()
             .name(format!("groth16-gpu-{}", worker_device.ordinal()))
             .spawn(move || {
-                let lanes = Lanes::on_one_device(worker_device, &worker_key.inner)?;
+                let placement = Placement {
+                    devices: vec![(worker_device, &*worker_key.inner)],
+                };
                 run_lanes(
-                    lanes,
+                    placement,
                     &worker_domain,
                     inputs,
                     scalars,
@@ -198,40 +202,36 @@ pub fn prove_on_device(
     finish_proof_timed(guard, pending)
 }
 
-/// Where a proof's three lanes run: (H polynomial, h), (l, a, b_g1) and
-/// (b_g2), each a device handle and the key resident there. The lanes run
-/// at once, each a thread with its own streams; the first needs no split
-/// scalars, so it starts while the host is still splitting them.
-struct Lanes<'k> {
-    devices: [Device; 3],
-    keys: [&'k ResidentKey; 3],
+/// Where a proof's GPU work runs: one entry per device, with the key
+/// resident there. The first device also runs the H lane (the H
+/// polynomial, then h); every device runs a G1 lane (its ranges of l, a
+/// and b_g1) and a G2 lane (its range of b_g2), sized by
+/// [`division::share_bounds`]. Each lane is a thread with its own streams;
+/// the H lane needs no split scalars, so it starts while the host is still
+/// splitting them.
+struct Placement<'k> {
+    devices: Vec<(Device, &'k ResidentKey)>,
 }
 
-impl<'k> Lanes<'k> {
-    /// All three lanes on one device: one MSM's serial phases (bucket and
-    /// window reductions, host round trips) leave room the others fill.
-    fn on_one_device(device: Device, key: &'k ResidentKey) -> Result<Self, GpuError> {
-        Ok(Self {
-            devices: [device.duplicate()?, device.duplicate()?, device],
-            keys: [key; 3],
-        })
-    }
-}
+/// One device's part of the l, a, b_g1 and b_g2 MSMs, and its lanes' times.
+type DevicePart = (
+    (G1Projective, G1Projective, G1Projective),
+    G2Projective,
+    StageTimes,
+);
 
-/// Runs the lanes; the stage times they report overlap. The H lane starts
-/// at once; the others once the split scalars arrive, which go back to
-/// `buffers` at the end.
+/// Runs the lanes; the stage times they report overlap (a stage split over
+/// devices reports its longest part). The H lane starts at once; the
+/// others once the split scalars arrive, which go back to `buffers` at the
+/// end.
 fn run_lanes(
-    lanes: Lanes<'_>,
+    placement: Placement<'_>,
     domain: &Domain,
     inputs: HInputs,
     scalars: Receiver<ProofScalars>,
     buffers: &ScalarBuffers,
 ) -> WorkerResult {
-    let Lanes {
-        devices: [h_device, ab_device, b_g2_device],
-        keys: [h_key, ab_key, b_g2_key],
-    } = lanes;
+    let (h_device, h_key) = (placement.devices[0].0.duplicate()?, placement.devices[0].1);
     let received = OnceLock::new();
     let lanes = std::thread::scope(|scope| {
         let h = scope.spawn(|| {
@@ -254,55 +254,90 @@ fn run_lanes(
             )));
         };
         let scalars: &ProofScalars = received.get_or_init(|| scalars);
-        let ab = scope.spawn(|| {
-            on_lane(ab_device, |guard| -> Result<_, Error> {
-                let mut t = StageTimes::default();
-                let l = timed(&mut t.msm_l, || split_msm(guard, &ab_key.l, &scalars.l))?;
-                let a = timed(&mut t.msm_a, || split_msm(guard, &ab_key.a, &scalars.a))?;
-                let b_g1 = timed(&mut t.msm_b_g1, || {
-                    split_msm(guard, &ab_key.b_g1, &scalars.b)
-                })?;
-                Ok((l, a, b_g1, t))
+        let h_cost = domain.size() as f64 * cost::H_DOMAIN_POINT;
+        let bounds = share_bounds(placement.devices.len(), h_cost, divided_cost(scalars));
+        let mut parts = Vec::with_capacity(placement.devices.len());
+        for ((device, key), share) in placement.devices.iter().zip(bounds.windows(2)) {
+            let key: &ResidentKey = key;
+            let share = (share[0], share[1]);
+            let (g1_device, g2_device) = (device.duplicate(), device.duplicate());
+            let g1 = scope.spawn(move || {
+                on_lane(g1_device?, |guard| -> Result<_, Error> {
+                    let mut t = StageTimes::default();
+                    let l = timed(&mut t.msm_l, || part_msm(guard, &key.l, &scalars.l, share))?;
+                    let a = timed(&mut t.msm_a, || part_msm(guard, &key.a, &scalars.a, share))?;
+                    let b_g1 = timed(&mut t.msm_b_g1, || {
+                        part_msm(guard, &key.b_g1, &scalars.b, share)
+                    })?;
+                    Ok(((l, a, b_g1), t))
+                })
+            });
+            let g2 = scope.spawn(move || {
+                on_lane(g2_device?, |guard| -> Result<_, Error> {
+                    let mut t = StageTimes::default();
+                    let b_g2 = timed(&mut t.msm_b_g2, || {
+                        part_msm(guard, &key.b_g2, &scalars.b, share)
+                    })?;
+                    Ok((b_g2, t))
+                })
+            });
+            parts.push((g1, g2));
+        }
+        let h = join_lane(h);
+        let parts: Vec<Result<DevicePart, Error>> = parts
+            .into_iter()
+            .map(|(g1, g2)| {
+                let (g1, g2) = (join_lane(g1), join_lane(g2));
+                let (g1_sums, mut t) = g1?;
+                let (b_g2, t_g2) = g2?;
+                t += t_g2;
+                Ok((g1_sums, b_g2, t))
             })
-        });
-        let b_g2 = scope.spawn(|| {
-            on_lane(b_g2_device, |guard| -> Result<_, Error> {
-                let mut t = StageTimes::default();
-                let b_g2 = timed(&mut t.msm_b_g2, || {
-                    split_msm(guard, &b_g2_key.b_g2, &scalars.b)
-                })?;
-                Ok((b_g2, t))
-            })
-        });
-        Ok((join_lane(h), join_lane(ab), join_lane(b_g2)))
+            .collect();
+        Ok((h, parts))
     });
     if let Some(scalars) = received.into_inner() {
         scalars.recycle(buffers);
     }
-    let (h_lane, ab_lane, b_g2_lane) = lanes?;
-    let (h, mut t) = h_lane?;
-    let (l, a, b_g1, t_ab) = ab_lane?;
-    let (b_g2, t_b_g2) = b_g2_lane?;
-    t += t_ab;
-    t += t_b_g2;
-    Ok((
-        MsmSums {
-            h,
-            l,
-            a,
-            b_g1,
-            b_g2,
-        },
-        t,
-    ))
+    let (h_lane, parts) = lanes?;
+    let (h, mut times) = h_lane?;
+    let mut sums = MsmSums {
+        h,
+        l: G1Projective::identity(),
+        a: G1Projective::identity(),
+        b_g1: G1Projective::identity(),
+        b_g2: G2Projective::identity(),
+    };
+    let mut part_times = StageTimes::default();
+    for part in parts {
+        let ((l, a, b_g1), b_g2, t) = part?;
+        sums.l += l;
+        sums.a += a;
+        sums.b_g1 += b_g1;
+        sums.b_g2 += b_g2;
+        part_times.keep_longer(&t);
+    }
+    times += part_times;
+    Ok((sums, times))
+}
+
+/// The device cost of a proof's divided MSMs (b serves both groups).
+fn divided_cost(scalars: &ProofScalars) -> f64 {
+    scalars.l.cost(cost::G1_GENERAL, cost::G1_ONE)
+        + scalars.a.cost(cost::G1_GENERAL, cost::G1_ONE)
+        + scalars.b.cost(
+            cost::G1_GENERAL + cost::G2_GENERAL,
+            cost::G1_ONE + cost::G2_ONE,
+        )
 }
 
 /// One proof split over several devices, for latency when there are fewer
-/// proofs than GPUs: the H polynomial and h on the first device; with two
-/// devices l, a and b_g1 there too and b_g2 (about as much work as the
-/// rest) on the second; with three or more each lane on its own device.
-/// `keys[i]` must be resident on `guards[i]`'s device. The same proof as
-/// [`prove_on_device`] (the sums are the same, only where they run differs).
+/// proofs than GPUs: the H polynomial and h on the first device, and each
+/// of the l, a, b_g1 and b_g2 MSMs divided over all of them by ranges of
+/// their bases (the first device's share smaller by its H work), the
+/// partial sums added. `keys[i]` must be resident on `guards[i]`'s device.
+/// The same proof as [`prove_on_device`] (only where the sums are computed
+/// differs).
 pub fn prove_split(
     guards: &[&DeviceGuard<'_>],
     keys: &[&GpuProvingKey],
@@ -322,19 +357,12 @@ pub fn prove_split(
         check_device(key.ordinal(), guard)?;
         key.inner.sizes.check(assignment)?;
     }
-    let lane_owner: [usize; 3] = match guards.len() {
-        1 => [0, 0, 0],
-        2 => [0, 0, 1],
-        _ => [0, 1, 2],
-    };
-    let devices = [
-        guards[lane_owner[0]].device().duplicate()?,
-        guards[lane_owner[1]].device().duplicate()?,
-        guards[lane_owner[2]].device().duplicate()?,
-    ];
-    let lanes = Lanes {
-        devices,
-        keys: lane_owner.map(|i| &*keys[i].inner),
+    let placement = Placement {
+        devices: guards
+            .iter()
+            .zip(keys)
+            .map(|(guard, key)| Ok((guard.device().duplicate()?, &*key.inner)))
+            .collect::<Result<_, GpuError>>()?,
     };
     let domain = Domain::new(assignment.num_constraints())?;
     let buffers = &keys[0].inner.scalar_buffers;
@@ -343,7 +371,7 @@ pub fn prove_split(
         &keys[0].inner,
         &domain,
         assignment,
-        |inputs, scalars| run_lanes(lanes, &domain, inputs, scalars, buffers),
+        |inputs, scalars| run_lanes(placement, &domain, inputs, scalars, buffers),
     )?;
     let mut times = StageTimes {
         upload,
@@ -373,22 +401,26 @@ fn join_lane<T>(lane: std::thread::ScopedJoinHandle<'_, Result<T, Error>>) -> Re
         .map_err(|_| Error::from(GpuError::Native("a proof's GPU lane panicked".into())))?
 }
 
-/// Σ scalars·bases as a bucket MSM over the general scalars plus a batch
-/// addition of the bases whose scalar is 1.
-fn split_msm<G: GpuCurve>(
+/// Σ scalars·bases over the share `from..to` of one MSM's bases: a bucket
+/// MSM over the general scalars plus a batch addition of the bases whose
+/// scalar is 1.
+fn part_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     bases: &ResidentBases<G>,
     split: &SplitScalars,
+    (from, to): (f64, f64),
 ) -> Result<G::Curve, GpuError>
 where
     G::Curve: Send + Sync,
 {
-    let mut sum = match &split.general {
-        GeneralScalars::Dense(values) => bases.msm(guard, values)?,
-        GeneralScalars::Sparse { values, indices } => bases.msm_indexed(guard, values, indices)?,
+    let (first, end) = base_range(split.len, from, to);
+    let part = split.part(first, end);
+    let mut sum = match part.general {
+        GeneralPart::Dense(values) => bases.msm_range(guard, part.first, values)?,
+        GeneralPart::Sparse { values, indices } => bases.msm_indexed(guard, values, indices)?,
     };
-    if split.ones_count > 0 {
-        sum += bases.batch_add(guard, &split.ones, split.len)?;
+    if part.any_ones {
+        sum += bases.batch_add_range(guard, part.first, part.ones, part.len)?;
     }
     Ok(sum)
 }
