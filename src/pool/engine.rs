@@ -24,6 +24,15 @@ pub(super) enum Engine {
     Gpu(super::gpu::GpuEngine),
 }
 
+/// A job an engine has started; the same engine finishes it.
+pub(super) enum Started {
+    /// Proved already: the CPU proves in one go.
+    Done(Box<Proved>),
+    /// Running on the device.
+    #[cfg(feature = "cuda")]
+    Gpu(super::gpu::InFlight),
+}
+
 impl Engine {
     /// "cpu INDEX" or "gpu ORDINAL (NAME)".
     pub fn label(&self, worker: usize) -> String {
@@ -43,16 +52,32 @@ impl Engine {
         }
     }
 
-    /// Proves one job.
-    pub fn prove(&mut self, work: &Work) -> Result<Proved, Error> {
+    /// Starts one job: the CPU proves it at once; a GPU uploads its inputs
+    /// and leaves its proof running on the device.
+    pub fn start(&mut self, work: &Work) -> Result<Started, Error> {
         match self {
-            Engine::Cpu => Ok(Proved {
+            Engine::Cpu => Ok(Started::Done(Box::new(Proved {
                 proof: prove(&work.key, &work.assignment, work.r, work.s)?,
                 bytes_uploaded: 0,
                 key_uploads: 0,
-            }),
+            }))),
             #[cfg(feature = "cuda")]
-            Engine::Gpu(gpu) => gpu.prove(work),
+            Engine::Gpu(gpu) => gpu.start(work).map(Started::Gpu),
+        }
+    }
+
+    /// Finishes a job this engine started.
+    pub fn finish(&mut self, started: Started) -> Result<Proved, Error> {
+        match (self, started) {
+            (_, Started::Done(proved)) => Ok(*proved),
+            #[cfg(feature = "cuda")]
+            (Engine::Gpu(gpu), Started::Gpu(in_flight)) => gpu.finish(in_flight),
+            #[cfg(feature = "cuda")]
+            (Engine::Cpu, Started::Gpu(_)) => Err(super::PoolError::WorkerFailed {
+                worker: "cpu".into(),
+                message: "asked to finish a GPU proof".into(),
+            }
+            .into()),
         }
     }
 }

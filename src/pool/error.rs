@@ -61,3 +61,12 @@ pub(crate) fn is_worker_failure(error: &Error) -> bool {
         _ => false,
     }
 }
+
+/// Whether `error` says the device ran out of memory.
+pub(crate) fn is_out_of_device_memory(error: &Error) -> bool {
+    match error {
+        #[cfg(feature = "cuda")]
+        Error::Gpu(error) => error.is_out_of_memory(),
+        _ => false,
+    }
+}

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::device::{DeviceGuard, DeviceMutex};
-use crate::groth16::gpu::{finish_proof, start_proof, GpuProvingKey};
+use crate::groth16::gpu::{finish_proof, start_proof, GpuProvingKey, PendingProof};
 use crate::params::ProvingKey;
 use crate::synthesis::Assignment;
 use crate::Error;
@@ -100,21 +100,41 @@ impl GpuEngine {
         format!("gpu {} ({})", properties.ordinal, properties.name)
     }
 
-    /// Proves `work` on the device, locked for this job only (other users
-    /// of the shared devices take turns with the pool). After a device
-    /// error other than running out of memory the resident keys are
-    /// dropped, so the next job uploads afresh.
-    pub fn prove(&mut self, work: &Work) -> Result<Proved, Error> {
-        let result = self.prove_locked(work);
-        if let Err(Error::Gpu(error)) = &result {
+    /// Starts `work` on the device, locked while starting only (other users
+    /// of the shared devices take turns with the pool): the key made
+    /// resident if it is not, the proof's inputs uploaded and its GPU work
+    /// left running.
+    pub fn start(&mut self, work: &Work) -> Result<InFlight, Error> {
+        let result = self.start_locked(work);
+        self.forget_keys_after(&result);
+        result
+    }
+
+    /// Waits for a started proof on the device and assembles it.
+    pub fn finish(&mut self, in_flight: InFlight) -> Result<Proved, Error> {
+        let result = {
+            let guard = self.device.lock();
+            finish_proof(&guard, in_flight.pending)
+        };
+        self.forget_keys_after(&result);
+        Ok(Proved {
+            proof: result?,
+            bytes_uploaded: in_flight.bytes_uploaded,
+            key_uploads: in_flight.key_uploads,
+        })
+    }
+
+    /// After a device error other than running out of memory the resident
+    /// keys are dropped, so the next job uploads afresh.
+    fn forget_keys_after<T>(&mut self, result: &Result<T, Error>) {
+        if let Err(Error::Gpu(error)) = result {
             if !error.is_out_of_memory() {
                 self.keys = KeyCache::default();
             }
         }
-        result
     }
 
-    fn prove_locked(&mut self, work: &Work) -> Result<Proved, Error> {
+    fn start_locked(&mut self, work: &Work) -> Result<InFlight, Error> {
         let guard = self.device.lock();
         let (resident, uploaded) = self.keys.get_or_upload(&guard, &work.key)?;
         let start = |resident: &GpuProvingKey| {
@@ -130,11 +150,17 @@ impl GpuEngine {
             other => other?,
         };
         let key_bytes = if uploaded { resident.device_bytes() } else { 0 };
-        let proof = finish_proof(&guard, pending)?;
-        Ok(Proved {
-            proof,
+        Ok(InFlight {
+            pending,
             bytes_uploaded: key_bytes + input_bytes(&work.assignment),
             key_uploads: u64::from(uploaded),
         })
     }
+}
+
+/// A proof running on a GPU engine's device, and what starting it uploaded.
+pub(super) struct InFlight {
+    pending: PendingProof,
+    bytes_uploaded: u64,
+    key_uploads: u64,
 }

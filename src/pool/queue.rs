@@ -128,8 +128,7 @@ impl JobQueue {
             if !state.paused || state.closed {
                 if let Some(job) = state.take_for(worker, self.workers) {
                     drop(state);
-                    job.reply.batch().note_taken();
-                    return Some(job);
+                    return Some(Self::taken(job));
                 }
                 if state.closed {
                     return None;
@@ -137,6 +136,23 @@ impl JobQueue {
             }
             self.ready.wait(&mut state);
         }
+    }
+
+    /// A job `worker` may take now, if there is one; never waits.
+    pub fn try_pop_for(&self, worker: usize) -> Option<Job> {
+        let mut state = self.state.lock();
+        if state.paused && !state.closed {
+            return None;
+        }
+        let job = state.take_for(worker, self.workers)?;
+        drop(state);
+        Some(Self::taken(job))
+    }
+
+    /// Tells the job's batch (outside the queue's lock) that it was taken.
+    fn taken(job: Job) -> Job {
+        job.reply.batch().note_taken();
+        job
     }
 
     /// Lets the workers leave once the queue is empty.

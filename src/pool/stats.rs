@@ -19,8 +19,10 @@ pub struct WorkerStats {
     pub ordinal: Option<usize>,
     /// Proofs it completed.
     pub proofs: u64,
-    /// Time spent on jobs (successful or not), from taking a job to handing
-    /// back its result.
+    /// Time with at least one job in hand (successful or not), from taking
+    /// a job to handing back its result; a GPU worker's overlapping jobs
+    /// (the next one starts before the one under way is finished) count
+    /// once.
     pub busy: Duration,
     /// Bytes copied to its device: each proving key uploaded
     /// ([`GpuProvingKey::device_bytes`]) plus each proof's A, B and C
