@@ -137,7 +137,7 @@ impl CircuitShape {
     /// every core, so a caller with many circuits can compute their
     /// witnesses side by side and evaluate them one after another.
     pub fn witness<C: Circuit<Scalar>>(&self, circuit: C) -> Result<WitnessAssignment, Error> {
-        let mut witness = WitnessAssignment::counting();
+        let mut witness = WitnessAssignment::counting_with_capacity(self.num_inputs, self.num_aux);
         circuit.synthesize(&mut witness)?;
         Ok(witness)
     }

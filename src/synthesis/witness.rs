@@ -29,6 +29,18 @@ impl WitnessAssignment {
             ..Self::default()
         }
     }
+
+    /// [`counting`](Self::counting), with room for the given numbers of
+    /// inputs and aux variables: a witness of known size then grows without
+    /// copying itself (or faulting in pages twice) as it doubles.
+    pub fn counting_with_capacity(inputs: usize, aux: usize) -> Self {
+        let mut witness = Self::counting();
+        witness
+            .input
+            .reserve(inputs.saturating_sub(witness.input.len()));
+        witness.aux.reserve(aux);
+        witness
+    }
 }
 
 impl Default for WitnessAssignment {

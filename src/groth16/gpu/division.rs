@@ -1,7 +1,7 @@
-//! Dividing one proof's l, a and b MSMs over devices that each hold the
-//! whole key: every device takes a range of each MSM's bases, and the
-//! partial sums are added. The first device also computes the H polynomial
-//! and its MSM, so it takes a smaller share of the rest.
+//! Dividing one proof's l, a, b_g1 and b_g2 MSMs over devices that each
+//! hold the whole key: a device takes whole MSMs or a range of one MSM's
+//! bases, and the partial sums are added. The first device also computes
+//! the H polynomial and its MSM, so it takes a smaller share of the rest.
 
 use blstrs::Scalar;
 
@@ -32,9 +32,10 @@ impl SplitScalars {
     }
 
     /// The part of this MSM over the bases `first..end`; `first` is a
-    /// multiple of 64 (a bitmap word's first bit) and `end <= len`.
+    /// multiple of 64 (a bitmap word's first bit) unless the part is empty,
+    /// and `end <= len`.
     pub fn part(&self, first: usize, end: usize) -> ScalarsPart<'_> {
-        debug_assert!(first % 64 == 0 && first <= end && end <= self.len);
+        debug_assert!((first % 64 == 0 || first == end) && first <= end && end <= self.len);
         let general = match &self.general {
             GeneralScalars::Dense(values) => GeneralPart::Dense(&values[first..end]),
             GeneralScalars::Sparse { values, indices } => {
@@ -47,7 +48,7 @@ impl SplitScalars {
                 }
             }
         };
-        let words = &self.ones[first / 64..end.div_ceil(64)];
+        let words = &self.ones[(first / 64).min(end.div_ceil(64))..end.div_ceil(64)];
         ScalarsPart {
             first,
             len: end - first,
@@ -55,7 +56,7 @@ impl SplitScalars {
             ones: words,
             // Bits past `end` in the last word are ignored by the batch
             // addition; they may only make it run for nothing.
-            any_ones: words.iter().any(|&w| w != 0),
+            any_ones: first < end && words.iter().any(|&w| w != 0),
         }
     }
 }
@@ -83,28 +84,57 @@ pub(super) enum GeneralPart<'a> {
     },
 }
 
-/// Each device's share of the divided MSMs, as cumulative bounds in [0, 1]:
-/// device d takes the fraction `bounds[d]..bounds[d + 1]` of every MSM.
-/// The first device's share is cut so that its H work plus its share
-/// matches the others' shares; with one device the share is everything.
-pub(super) fn share_bounds(devices: usize, h_cost: f64, divided_cost: f64) -> Vec<f64> {
+/// Which part of each divided MSM every device takes: `plan[d][k]` is the
+/// fraction range `from..to` of MSM k's bases on device d (empty where
+/// `from == to`). The MSMs are laid end to end by cost and the line is cut
+/// into one segment per device (McNaughton's wrap-around rule): an MSM that
+/// lies inside a segment stays whole on one device, at most one MSM per cut
+/// is divided (every part of an MSM repeats its bucket reduction, so fewer
+/// parts waste less). The first device's segment is shorter by its H work.
+pub(super) fn plan(devices: usize, h_cost: f64, msm_costs: &[f64]) -> Vec<Vec<(f64, f64)>> {
     let devices = devices.max(1);
-    let mut bounds = Vec::with_capacity(devices + 1);
-    bounds.push(0.0);
+    let total: f64 = msm_costs.iter().sum();
+    let mut cuts = vec![0.0; devices + 1];
     if devices > 1 {
-        let per_device = (h_cost + divided_cost) / devices as f64;
-        let first = if divided_cost > 0.0 {
-            ((per_device - h_cost) / divided_cost).clamp(0.0, 1.0 / devices as f64)
-        } else {
-            1.0 / devices as f64
-        };
-        let rest = (1.0 - first) / (devices - 1) as f64;
-        for d in 1..devices {
-            bounds.push(first + rest * (d - 1) as f64);
+        let per_device = (h_cost + total) / devices as f64;
+        let first = (per_device - h_cost).clamp(0.0, total);
+        let rest = (total - first) / (devices - 1) as f64;
+        for (d, cut) in cuts.iter_mut().enumerate().skip(1) {
+            *cut = first + rest * (d - 1) as f64;
         }
     }
-    bounds.push(1.0);
-    bounds
+    cuts[devices] = total;
+    let mut starts = Vec::with_capacity(msm_costs.len());
+    let mut position = 0.0;
+    for cost in msm_costs {
+        starts.push(position);
+        position += cost;
+    }
+    (0..devices)
+        .map(|d| {
+            msm_costs
+                .iter()
+                .zip(&starts)
+                .map(|(&cost, &start)| {
+                    let at = |cut: f64| -> f64 {
+                        if cost > 0.0 {
+                            ((cut - start) / cost).clamp(0.0, 1.0)
+                        } else {
+                            // Nothing to compute: whole on the first device.
+                            1.0
+                        }
+                    };
+                    let from = if d == 0 { 0.0 } else { at(cuts[d]) };
+                    let to = if d + 1 == devices {
+                        1.0
+                    } else {
+                        at(cuts[d + 1])
+                    };
+                    (from, to.max(from))
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The base range `first..end` of an MSM over `len` bases between two
@@ -128,40 +158,76 @@ mod tests {
     use crate::groth16::gpu::split::ScalarBuffers;
     use ff::Field;
 
-    #[test]
-    fn one_device_takes_everything() {
-        assert_eq!(share_bounds(1, 5.0, 10.0), vec![0.0, 1.0]);
-        assert_eq!(share_bounds(0, 5.0, 10.0), vec![0.0, 1.0]);
+    /// Every MSM's parts tile 0..1 in device order.
+    fn assert_tiles(plan: &[Vec<(f64, f64)>], msms: usize) {
+        for k in 0..msms {
+            assert_eq!(plan[0][k].0, 0.0);
+            assert_eq!(plan.last().unwrap()[k].1, 1.0);
+            for pair in plan.windows(2) {
+                assert_eq!(pair[0][k].1, pair[1][k].0, "{plan:?}");
+            }
+            for device in plan {
+                assert!(device[k].0 <= device[k].1);
+            }
+        }
     }
 
     #[test]
-    fn the_h_device_takes_less_so_the_totals_match() {
-        // total 12 over two devices: device 0 has 2 of H, so 4 of the 10.
-        let bounds = share_bounds(2, 2.0, 10.0);
-        assert_eq!(bounds.len(), 3);
-        assert!((bounds[1] - 0.4).abs() < 1e-12);
-        // H alone outweighs a fair share: device 0 takes none of the rest.
-        assert_eq!(share_bounds(3, 100.0, 10.0), vec![0.0, 0.0, 0.5, 1.0]);
-        // Nothing to divide: equal shares.
-        assert_eq!(share_bounds(2, 3.0, 0.0), vec![0.0, 0.5, 1.0]);
+    fn one_device_takes_everything() {
+        assert_eq!(
+            plan(1, 5.0, &[1.0, 2.0]),
+            vec![vec![(0.0, 1.0), (0.0, 1.0)]]
+        );
+        assert_eq!(plan(0, 5.0, &[1.0]), vec![vec![(0.0, 1.0)]]);
+    }
+
+    #[test]
+    fn the_h_device_takes_less_and_only_cut_msms_are_divided() {
+        // Four MSMs of 2, 2, 2 and 6 with H 4: 8 per device. Device 0 takes
+        // 4 of the MSMs: the first two whole; device 1 the rest.
+        let two = plan(2, 4.0, &[2.0, 2.0, 2.0, 6.0]);
+        assert_eq!(
+            two,
+            vec![
+                vec![(0.0, 1.0), (0.0, 1.0), (0.0, 0.0), (0.0, 0.0)],
+                vec![(1.0, 1.0), (1.0, 1.0), (0.0, 1.0), (0.0, 1.0)],
+            ]
+        );
+        // A cut inside the third MSM divides it alone.
+        let cut = plan(2, 3.0, &[2.0, 2.0, 2.0, 6.0]);
+        assert_eq!(cut[0][2], (0.0, 0.25));
+        assert_eq!(cut[1][2], (0.25, 1.0));
+        assert_tiles(&cut, 4);
+        // H alone outweighs a fair share: device 0 takes none of the MSMs.
+        let heavy = plan(3, 100.0, &[1.0, 9.0]);
+        assert!(heavy[0].iter().all(|&(from, to)| from == to));
+        assert_tiles(&heavy, 2);
+        // Nothing to compute: whole on the first device.
+        let empty = plan(2, 1.0, &[0.0, 0.0]);
+        assert_eq!(empty[0], vec![(0.0, 1.0); 2]);
+        assert_tiles(&empty, 2);
     }
 
     #[test]
     fn base_ranges_tile_the_bases_on_word_bounds() {
+        let plan = plan(3, 1.0, &[3.0, 1.0, 3.0]);
+        assert_tiles(&plan, 3);
         for len in [0usize, 1, 63, 64, 65, 1000, 4096 + 7] {
-            let bounds = share_bounds(3, 1.0, 7.0);
-            let ranges: Vec<_> = bounds
-                .windows(2)
-                .map(|b| base_range(len, b[0], b[1]))
-                .collect();
-            assert_eq!(ranges[0].0, 0);
-            assert_eq!(ranges.last().unwrap().1, len);
-            for pair in ranges.windows(2) {
-                assert_eq!(pair[0].1, pair[1].0, "len {len}: {ranges:?}");
-            }
-            for &(first, end) in &ranges {
-                assert_eq!(first % 64, 0);
-                assert!(first <= end);
+            for k in 0..3 {
+                let ranges: Vec<_> = plan
+                    .iter()
+                    .map(|device| base_range(len, device[k].0, device[k].1))
+                    .collect();
+                assert_eq!(ranges[0].0, 0);
+                assert_eq!(ranges.last().unwrap().1, len);
+                for pair in ranges.windows(2) {
+                    assert_eq!(pair[0].1, pair[1].0, "len {len}: {ranges:?}");
+                }
+                for &(first, end) in &ranges {
+                    // Empty ranges may sit at an unaligned end.
+                    assert!(first % 64 == 0 || first == end, "{ranges:?}");
+                    assert!(first <= end);
+                }
             }
         }
     }
@@ -182,9 +248,8 @@ mod tests {
                 .collect();
             let split = SplitScalars::from_slice(&scalars, &buffers);
             let mut rebuilt = vec![Scalar::ZERO; len];
-            let bounds = share_bounds(3, 1.0, 2.0);
-            for b in bounds.windows(2) {
-                let (first, end) = base_range(len, b[0], b[1]);
+            for device in plan(3, 1.0, &[2.0]) {
+                let (first, end) = base_range(len, device[0].0, device[0].1);
                 let part = split.part(first, end);
                 assert_eq!((part.first, part.len), (first, end - first));
                 match part.general {

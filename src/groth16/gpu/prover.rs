@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Projective, G2Projective, Scalar};
 use group::Group;
 
-use super::division::{base_range, cost, share_bounds, GeneralPart};
+use super::division::{base_range, cost, plan, GeneralPart};
 use super::key::{ensure_free_memory, proof_working_bytes, GpuProvingKey, ResidentKey};
 use super::split::{ProofScalars, ScalarBuffers, SplitScalars};
 use crate::backend::cpu::Domain;
@@ -204,9 +204,9 @@ pub fn prove_on_device(
 
 /// Where a proof's GPU work runs: one entry per device, with the key
 /// resident there. The first device also runs the H lane (the H
-/// polynomial, then h); every device runs a G1 lane (its ranges of l, a
-/// and b_g1) and a G2 lane (its range of b_g2), sized by
-/// [`division::share_bounds`]. Each lane is a thread with its own streams;
+/// polynomial, then h); every device runs a G1 lane (its parts of l, a
+/// and b_g1) and a G2 lane (its part of b_g2), as [`division::plan`] deals
+/// them out. Each lane is a thread with its own streams;
 /// the H lane needs no split scalars, so it starts while the host is still
 /// splitting them.
 struct Placement<'k> {
@@ -255,19 +255,24 @@ fn run_lanes(
         };
         let scalars: &ProofScalars = received.get_or_init(|| scalars);
         let h_cost = domain.size() as f64 * cost::H_DOMAIN_POINT;
-        let bounds = share_bounds(placement.devices.len(), h_cost, divided_cost(scalars));
+        let shares = plan(placement.devices.len(), h_cost, &msm_costs(scalars));
         let mut parts = Vec::with_capacity(placement.devices.len());
-        for ((device, key), share) in placement.devices.iter().zip(bounds.windows(2)) {
+        for ((device, key), share) in placement.devices.iter().zip(shares) {
             let key: &ResidentKey = key;
-            let share = (share[0], share[1]);
+            let [l_share, a_share, b_g1_share, b_g2_share] =
+                [share[0], share[1], share[2], share[3]];
             let (g1_device, g2_device) = (device.duplicate(), device.duplicate());
             let g1 = scope.spawn(move || {
                 on_lane(g1_device?, |guard| -> Result<_, Error> {
                     let mut t = StageTimes::default();
-                    let l = timed(&mut t.msm_l, || part_msm(guard, &key.l, &scalars.l, share))?;
-                    let a = timed(&mut t.msm_a, || part_msm(guard, &key.a, &scalars.a, share))?;
+                    let l = timed(&mut t.msm_l, || {
+                        part_msm(guard, &key.l, &scalars.l, l_share)
+                    })?;
+                    let a = timed(&mut t.msm_a, || {
+                        part_msm(guard, &key.a, &scalars.a, a_share)
+                    })?;
                     let b_g1 = timed(&mut t.msm_b_g1, || {
-                        part_msm(guard, &key.b_g1, &scalars.b, share)
+                        part_msm(guard, &key.b_g1, &scalars.b, b_g1_share)
                     })?;
                     Ok(((l, a, b_g1), t))
                 })
@@ -276,7 +281,7 @@ fn run_lanes(
                 on_lane(g2_device?, |guard| -> Result<_, Error> {
                     let mut t = StageTimes::default();
                     let b_g2 = timed(&mut t.msm_b_g2, || {
-                        part_msm(guard, &key.b_g2, &scalars.b, share)
+                        part_msm(guard, &key.b_g2, &scalars.b, b_g2_share)
                     })?;
                     Ok((b_g2, t))
                 })
@@ -321,21 +326,22 @@ fn run_lanes(
     Ok((sums, times))
 }
 
-/// The device cost of a proof's divided MSMs (b serves both groups).
-fn divided_cost(scalars: &ProofScalars) -> f64 {
-    scalars.l.cost(cost::G1_GENERAL, cost::G1_ONE)
-        + scalars.a.cost(cost::G1_GENERAL, cost::G1_ONE)
-        + scalars.b.cost(
-            cost::G1_GENERAL + cost::G2_GENERAL,
-            cost::G1_ONE + cost::G2_ONE,
-        )
+/// The device cost of each divided MSM: l, a, b_g1, b_g2, in the order
+/// [`plan`] lays them out (G2 last, on the last device).
+fn msm_costs(scalars: &ProofScalars) -> [f64; 4] {
+    [
+        scalars.l.cost(cost::G1_GENERAL, cost::G1_ONE),
+        scalars.a.cost(cost::G1_GENERAL, cost::G1_ONE),
+        scalars.b.cost(cost::G1_GENERAL, cost::G1_ONE),
+        scalars.b.cost(cost::G2_GENERAL, cost::G2_ONE),
+    ]
 }
 
 /// One proof split over several devices, for latency when there are fewer
-/// proofs than GPUs: the H polynomial and h on the first device, and each
-/// of the l, a, b_g1 and b_g2 MSMs divided over all of them by ranges of
-/// their bases (the first device's share smaller by its H work), the
-/// partial sums added. `keys[i]` must be resident on `guards[i]`'s device.
+/// proofs than GPUs: the H polynomial and h on the first device; the l, a,
+/// b_g1 and b_g2 MSMs dealt out by [`division::plan`], whole or as ranges
+/// of their bases, so that every device has about as much work (the first
+/// device's share smaller by its H work); the partial sums added. `keys[i]` must be resident on `guards[i]`'s device.
 /// The same proof as [`prove_on_device`] (only where the sums are computed
 /// differs).
 pub fn prove_split(
@@ -414,6 +420,9 @@ where
     G::Curve: Send + Sync,
 {
     let (first, end) = base_range(split.len, from, to);
+    if first == end {
+        return Ok(G::Curve::identity());
+    }
     let part = split.part(first, end);
     let mut sum = match part.general {
         GeneralPart::Dense(values) => bases.msm_range(guard, part.first, values)?,
