@@ -3,6 +3,8 @@
 //! bases, and the partial sums are added. The first device also computes
 //! the H polynomial and its MSM, so it takes a smaller share of the rest.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use blstrs::Scalar;
 
 use super::split::{GeneralScalars, SplitScalars};
@@ -82,6 +84,36 @@ pub(super) enum GeneralPart<'a> {
         values: &'a [Scalar],
         indices: &'a [u32],
     },
+}
+
+/// The cost units per second a device worked through on a key's last
+/// split proof (0 until one is measured). The split scalars reach the lanes
+/// after the H lane has started on the first device; the rate turns that
+/// head start into the H work already done, so the first device is not
+/// left idle at the end while the others finish.
+#[derive(Default)]
+pub(super) struct MeasuredRate(AtomicU64);
+
+impl MeasuredRate {
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Relaxed))
+    }
+
+    /// Keeps `rate` if it is a positive number.
+    pub fn set(&self, rate: f64) {
+        if rate.is_finite() && rate > 0.0 {
+            self.0.store(rate.to_bits(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// The cost units of one device's shares.
+pub(super) fn share_cost(shares: &[(f64, f64)], msm_costs: &[f64]) -> f64 {
+    shares
+        .iter()
+        .zip(msm_costs)
+        .map(|((from, to), cost)| (to - from) * cost)
+        .sum()
 }
 
 /// Which part of each divided MSM every device takes: `plan[d][k]` is the
@@ -206,6 +238,18 @@ mod tests {
         let empty = plan(2, 1.0, &[0.0, 0.0]);
         assert_eq!(empty[0], vec![(0.0, 1.0); 2]);
         assert_tiles(&empty, 2);
+    }
+
+    #[test]
+    fn rates_are_kept_only_when_measured() {
+        let rate = MeasuredRate::default();
+        assert_eq!(rate.get(), 0.0);
+        rate.set(f64::NAN);
+        rate.set(-1.0);
+        assert_eq!(rate.get(), 0.0);
+        rate.set(3.5e7);
+        assert_eq!(rate.get(), 3.5e7);
+        assert_eq!(share_cost(&[(0.0, 1.0), (0.5, 1.0)], &[2.0, 4.0]), 4.0);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use blstrs::{G1Affine, G2Affine};
 
 use parking_lot::Mutex;
 
+use super::division::MeasuredRate;
 use super::split::ScalarBuffers;
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{HInputs, PinnedStaging, ResidentBases};
@@ -62,6 +63,8 @@ pub(super) struct ResidentKey {
     staging: Mutex<Option<PinnedStaging>>,
     /// Host vectors for a proof's l, a and b scalars, reused across proofs.
     pub scalar_buffers: ScalarBuffers,
+    /// How fast the devices worked on this key's last split proof.
+    pub split_rate: MeasuredRate,
 }
 
 /// Room for the largest proof a key of these sizes serves: three domains of
@@ -130,6 +133,7 @@ impl GpuProvingKey {
             vk: key.vk.clone(),
             staging: Mutex::new(pinned_staging(&sizes)),
             scalar_buffers: ScalarBuffers::default(),
+            split_rate: MeasuredRate::default(),
             sizes,
             ordinal: device.ordinal(),
             h: ResidentBases::upload(guard, &key.h)?,

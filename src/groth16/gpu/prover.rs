@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use blstrs::{G1Projective, G2Projective, Scalar};
 use group::Group;
 
-use super::division::{base_range, cost, plan, GeneralPart};
+use super::division::{base_range, cost, plan, share_cost, GeneralPart};
 use super::key::{ensure_free_memory, proof_working_bytes, GpuProvingKey, ResidentKey};
 use super::split::{ProofScalars, ScalarBuffers, SplitScalars};
 use crate::backend::cpu::Domain;
@@ -105,6 +105,11 @@ fn upload_then_start<T>(
         let lanes = start_lanes(inputs, receive)?;
         // A split that panicked shows in the lanes' result: no scalars came.
         let split_done = split.join().unwrap_or_default();
+        log::debug!(
+            "a, b, c uploaded {:.3} s and scalars split {:.3} s after the proof's start",
+            uploaded.as_secs_f64(),
+            split_done.as_secs_f64()
+        );
         Ok((lanes, uploaded.max(split_done)))
     })
 }
@@ -213,11 +218,13 @@ struct Placement<'k> {
     devices: Vec<(Device, &'k ResidentKey)>,
 }
 
-/// One device's part of the l, a, b_g1 and b_g2 MSMs, and its lanes' times.
+/// One device's part of the l, a, b_g1 and b_g2 MSMs, its lanes' times,
+/// and when its last lane finished (after the upload).
 type DevicePart = (
     (G1Projective, G1Projective, G1Projective),
     G2Projective,
     StageTimes,
+    Duration,
 );
 
 /// Runs the lanes; the stage times they report overlap (a stage split over
@@ -232,10 +239,11 @@ fn run_lanes(
     buffers: &ScalarBuffers,
 ) -> WorkerResult {
     let (h_device, h_key) = (placement.devices[0].0.duplicate()?, placement.devices[0].1);
+    let origin = Instant::now();
     let received = OnceLock::new();
     let lanes = std::thread::scope(|scope| {
         let h = scope.spawn(|| {
-            on_lane(h_device, |guard| -> Result<_, Error> {
+            on_lane(h_device, "H", origin, |guard| -> Result<_, Error> {
                 let mut t = StageTimes::default();
                 let (h_coeffs, _) = timed(&mut t.h_polynomial, || inputs.compute(guard, domain))?;
                 let h = timed(&mut t.msm_h, || {
@@ -254,16 +262,25 @@ fn run_lanes(
             )));
         };
         let scalars: &ProofScalars = received.get_or_init(|| scalars);
+        // The H lane has been running alone since the upload: at the rate
+        // measured last time, part of its work is done.
+        let planned = origin.elapsed();
         let h_cost = domain.size() as f64 * cost::H_DOMAIN_POINT;
-        let shares = plan(placement.devices.len(), h_cost, &msm_costs(scalars));
+        let h_left = (h_cost - h_key.split_rate.get() * planned.as_secs_f64()).max(0.0);
+        let costs = msm_costs(scalars);
+        let shares = plan(placement.devices.len(), h_left, &costs);
+        log::debug!(
+            "scalars split {:.3} s after the upload; costs H {h_cost:.3e} ({h_left:.3e} left), MSMs {costs:.2?}; shares {shares:.3?}",
+            planned.as_secs_f64()
+        );
         let mut parts = Vec::with_capacity(placement.devices.len());
-        for ((device, key), share) in placement.devices.iter().zip(shares) {
+        for ((device, key), share) in placement.devices.iter().zip(&shares) {
             let key: &ResidentKey = key;
             let [l_share, a_share, b_g1_share, b_g2_share] =
                 [share[0], share[1], share[2], share[3]];
             let (g1_device, g2_device) = (device.duplicate(), device.duplicate());
             let g1 = scope.spawn(move || {
-                on_lane(g1_device?, |guard| -> Result<_, Error> {
+                let sums = on_lane(g1_device?, "G1", origin, |guard| -> Result<_, Error> {
                     let mut t = StageTimes::default();
                     let l = timed(&mut t.msm_l, || {
                         part_msm(guard, &key.l, &scalars.l, l_share)
@@ -275,16 +292,18 @@ fn run_lanes(
                         part_msm(guard, &key.b_g1, &scalars.b, b_g1_share)
                     })?;
                     Ok(((l, a, b_g1), t))
-                })
+                })?;
+                Ok((sums, origin.elapsed()))
             });
             let g2 = scope.spawn(move || {
-                on_lane(g2_device?, |guard| -> Result<_, Error> {
+                let sum = on_lane(g2_device?, "G2", origin, |guard| -> Result<_, Error> {
                     let mut t = StageTimes::default();
                     let b_g2 = timed(&mut t.msm_b_g2, || {
                         part_msm(guard, &key.b_g2, &scalars.b, b_g2_share)
                     })?;
                     Ok((b_g2, t))
-                })
+                })?;
+                Ok((sum, origin.elapsed()))
             });
             parts.push((g1, g2));
         }
@@ -293,18 +312,18 @@ fn run_lanes(
             .into_iter()
             .map(|(g1, g2)| {
                 let (g1, g2) = (join_lane(g1), join_lane(g2));
-                let (g1_sums, mut t) = g1?;
-                let (b_g2, t_g2) = g2?;
+                let ((g1_sums, mut t), g1_end) = g1?;
+                let ((b_g2, t_g2), g2_end) = g2?;
                 t += t_g2;
-                Ok((g1_sums, b_g2, t))
+                Ok((g1_sums, b_g2, t, g1_end.max(g2_end)))
             })
             .collect();
-        Ok((h, parts))
+        Ok((h, parts, shares, costs, planned))
     });
     if let Some(scalars) = received.into_inner() {
         scalars.recycle(buffers);
     }
-    let (h_lane, parts) = lanes?;
+    let (h_lane, parts, shares, costs, planned) = lanes?;
     let (h, mut times) = h_lane?;
     let mut sums = MsmSums {
         h,
@@ -314,13 +333,24 @@ fn run_lanes(
         b_g2: G2Projective::identity(),
     };
     let mut part_times = StageTimes::default();
-    for part in parts {
-        let ((l, a, b_g1), b_g2, t) = part?;
+    let mut rates = Vec::new();
+    for (d, part) in parts.into_iter().enumerate() {
+        let ((l, a, b_g1), b_g2, t, finished) = part?;
+        // Devices without the H lane worked on their shares alone.
+        let busy = finished.saturating_sub(planned).as_secs_f64();
+        if d > 0 && busy > 0.0 {
+            rates.push(share_cost(&shares[d], &costs) / busy);
+        }
         sums.l += l;
         sums.a += a;
         sums.b_g1 += b_g1;
         sums.b_g2 += b_g2;
         part_times.keep_longer(&t);
+    }
+    if !rates.is_empty() {
+        h_key
+            .split_rate
+            .set(rates.iter().sum::<f64>() / rates.len() as f64);
     }
     times += part_times;
     Ok((sums, times))
@@ -393,13 +423,25 @@ pub fn prove_split(
 /// Runs `f` with a guard of its own on a second handle to the caller's
 /// device: the backend launches through guards, and the caller holds the
 /// real one.
+/// Logs (debug) when the lane ran, in seconds after `origin` (the proof's
+/// inputs on the device): where a split proof's devices wait shows there.
 fn on_lane<T>(
     device: Device,
+    lane: &str,
+    origin: Instant,
     f: impl FnOnce(&DeviceGuard<'_>) -> Result<T, Error>,
 ) -> Result<T, Error> {
+    let ordinal = device.ordinal();
     let own = DeviceMutex::new(device);
     let guard = own.lock();
-    f(&guard)
+    let begin = origin.elapsed();
+    let result = f(&guard);
+    log::debug!(
+        "{lane} lane on GPU {ordinal}: {:.3}..{:.3} s",
+        begin.as_secs_f64(),
+        origin.elapsed().as_secs_f64()
+    );
+    result
 }
 
 fn join_lane<T>(lane: std::thread::ScopedJoinHandle<'_, Result<T, Error>>) -> Result<T, Error> {
