@@ -2,6 +2,8 @@
 //! dominate real witnesses, become a bitmap for batch addition; the rest go
 //! to the bucket MSM, with their base indices where they are a subset.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use blstrs::Scalar;
 use ff::Field;
 use parking_lot::Mutex;
@@ -104,17 +106,28 @@ impl SplitScalars {
 /// The bitmap of the scalars equal to 1 and, unless every scalar is
 /// general, the general ones with their indices.
 fn split_off_ones(scalars: &[Scalar]) -> (Vec<u64>, Option<GeneralScalars>) {
+    // One pass for both: the bitmap, and whether any scalar is 0 or 1.
+    let all_general = AtomicBool::new(true);
     let ones: Vec<u64> = scalars
         .par_chunks(64)
         .map(|chunk| {
-            chunk
-                .iter()
-                .enumerate()
-                .filter(|(_, value)| **value == Scalar::ONE)
-                .fold(0u64, |word, (i, _)| word | 1 << i)
+            let mut word = 0u64;
+            let mut general = true;
+            for (i, value) in chunk.iter().enumerate() {
+                if *value == Scalar::ONE {
+                    word |= 1 << i;
+                    general = false;
+                } else if bool::from(value.is_zero()) {
+                    general = false;
+                }
+            }
+            if !general {
+                all_general.store(false, Ordering::Relaxed);
+            }
+            word
         })
         .collect();
-    if scalars.par_iter().all(is_general) {
+    if all_general.into_inner() {
         return (ones, None);
     }
     // Indices fit u32: a key's sections hold at most u32::MAX points (the
