@@ -407,6 +407,24 @@ fn a_key_for_another_circuit_is_an_error() {
     );
 }
 
+/// Bits first, then full-field steps: a witness whose l, a and b scalars
+/// are sparse (general values among 0s and 1s) and cost enough that a
+/// split proof divides one of them between devices.
+struct BitsThenField {
+    bits: BooleanHeavy,
+    field: FieldHeavy,
+}
+
+impl Circuit<Scalar> for BitsThenField {
+    fn synthesize<CS: bellpepper_core::ConstraintSystem<Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> Result<(), bellpepper_core::SynthesisError> {
+        self.bits.synthesize(&mut cs.namespace(|| "bits"))?;
+        self.field.synthesize(&mut cs.namespace(|| "field"))
+    }
+}
+
 #[test]
 fn a_proof_split_over_devices_equals_the_cpu_proof() {
     let _memory = sharing_device_memory();
@@ -415,17 +433,39 @@ fn a_proof_split_over_devices_equals_the_cpu_proof() {
     };
     let mut rng = fresh_rng();
     let guards: Vec<_> = devices.iter().map(DeviceMutex::lock).collect();
-    // Dense full-field scalars, then bits with a few full-field values
-    // (the sparse MSMs and the batch additions are divided too).
+    // Dense full-field scalars; bits, whose MSMs are cheap beside the H
+    // polynomial (they stay whole on the second device); bits then field
+    // values, where a sparse MSM with a bitmap of ones is divided.
     let steps = (1 << 14) - 3;
     let boolean = BooleanHeavy::random(20_000, &mut rng);
     let blank = BooleanHeavy {
         num_bits: 20_000,
         bits: None,
     };
+    let mixed = BitsThenField {
+        bits: BooleanHeavy::random(2000, &mut rng),
+        field: FieldHeavy {
+            steps: 8000,
+            start: Some(Scalar::random(&mut rng)),
+        },
+    };
+    let mixed_blank = BitsThenField {
+        bits: BooleanHeavy {
+            num_bits: 2000,
+            bits: None,
+        },
+        field: FieldHeavy {
+            steps: 8000,
+            start: None,
+        },
+    };
     let circuits = [
         ("FieldHeavy", field_heavy(steps, &mut rng)),
         ("BooleanHeavy", key_and_assignment(blank, boolean, &mut rng)),
+        (
+            "BitsThenField",
+            key_and_assignment(mixed_blank, mixed, &mut rng),
+        ),
     ];
     for (name, (key, assignment)) in &circuits {
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
