@@ -254,6 +254,7 @@ fn run_lanes(
                 .0;
                 Ok((h, t))
             })
+            .map(|(h_lane, _)| h_lane)
         });
         let Ok(scalars) = scalars.recv() else {
             let _ = join_lane(h);
@@ -280,7 +281,7 @@ fn run_lanes(
                 [share[0], share[1], share[2], share[3]];
             let (g1_device, g2_device) = (device.duplicate(), device.duplicate());
             let g1 = scope.spawn(move || {
-                let sums = on_lane(g1_device?, "G1", origin, |guard| -> Result<_, Error> {
+                on_lane(g1_device?, "G1", origin, |guard| -> Result<_, Error> {
                     let mut t = StageTimes::default();
                     let l = timed(&mut t.msm_l, || {
                         part_msm(guard, &key.l, &scalars.l, l_share)
@@ -292,18 +293,16 @@ fn run_lanes(
                         part_msm(guard, &key.b_g1, &scalars.b, b_g1_share)
                     })?;
                     Ok(((l, a, b_g1), t))
-                })?;
-                Ok((sums, origin.elapsed()))
+                })
             });
             let g2 = scope.spawn(move || {
-                let sum = on_lane(g2_device?, "G2", origin, |guard| -> Result<_, Error> {
+                on_lane(g2_device?, "G2", origin, |guard| -> Result<_, Error> {
                     let mut t = StageTimes::default();
                     let b_g2 = timed(&mut t.msm_b_g2, || {
                         part_msm(guard, &key.b_g2, &scalars.b, b_g2_share)
                     })?;
                     Ok((b_g2, t))
-                })?;
-                Ok((sum, origin.elapsed()))
+                })
             });
             parts.push((g1, g2));
         }
@@ -371,9 +370,9 @@ fn msm_costs(scalars: &ProofScalars) -> [f64; 4] {
 /// proofs than GPUs: the H polynomial and h on the first device; the l, a,
 /// b_g1 and b_g2 MSMs dealt out by [`division::plan`], whole or as ranges
 /// of their bases, so that every device has about as much work (the first
-/// device's share smaller by its H work); the partial sums added. `keys[i]` must be resident on `guards[i]`'s device.
-/// The same proof as [`prove_on_device`] (only where the sums are computed
-/// differs).
+/// device's share smaller by its H work); the partial sums added.
+/// `keys[i]` must be resident on `guards[i]`'s device. The same proof as
+/// [`prove_on_device`] (only where the sums are computed differs).
 pub fn prove_split(
     guards: &[&DeviceGuard<'_>],
     keys: &[&GpuProvingKey],
@@ -423,25 +422,27 @@ pub fn prove_split(
 /// Runs `f` with a guard of its own on a second handle to the caller's
 /// device: the backend launches through guards, and the caller holds the
 /// real one.
-/// Logs (debug) when the lane ran, in seconds after `origin` (the proof's
-/// inputs on the device): where a split proof's devices wait shows there.
+/// Returns `f`'s result with the time the lane ended, after `origin` (the
+/// proof's inputs on the device), and logs (debug) when it ran: where a
+/// split proof's devices wait shows there.
 fn on_lane<T>(
     device: Device,
     lane: &str,
     origin: Instant,
     f: impl FnOnce(&DeviceGuard<'_>) -> Result<T, Error>,
-) -> Result<T, Error> {
+) -> Result<(T, Duration), Error> {
     let ordinal = device.ordinal();
     let own = DeviceMutex::new(device);
     let guard = own.lock();
     let begin = origin.elapsed();
     let result = f(&guard);
+    let end = origin.elapsed();
     log::debug!(
         "{lane} lane on GPU {ordinal}: {:.3}..{:.3} s",
         begin.as_secs_f64(),
-        origin.elapsed().as_secs_f64()
+        end.as_secs_f64()
     );
-    result
+    result.map(|value| (value, end))
 }
 
 fn join_lane<T>(lane: std::thread::ScopedJoinHandle<'_, Result<T, Error>>) -> Result<T, Error> {
