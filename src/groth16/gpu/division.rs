@@ -282,15 +282,33 @@ mod tests {
     fn parts_cover_each_scalar_once() {
         let buffers = ScalarBuffers::default();
         let mut rng = rand::thread_rng();
-        for (len, general_every) in [(1000usize, 3usize), (4096 + 7, 1), (777, 1000)] {
+        // Scalar i is general where i % period < general: a third (kept
+        // sparse), all, about none, and three quarters (kept dense, its ones
+        // zeroed and set as bits). The rest are ones and zeros.
+        let cases = [
+            (1000usize, 3usize, 1usize),
+            (4096 + 7, 1, 1),
+            (777, 1000, 1),
+            (3000, 4, 3),
+        ];
+        for ((len, period, general), borrowed) in cases
+            .into_iter()
+            .flat_map(|case| [(case, true), (case, false)])
+        {
             let scalars: Vec<Scalar> = (0..len)
                 .map(|i| match i % 5 {
-                    _ if i % general_every == 0 => Scalar::random(&mut rng),
+                    _ if i % period < general => Scalar::random(&mut rng),
                     0 | 1 => Scalar::ONE,
                     _ => Scalar::ZERO,
                 })
                 .collect();
-            let split = SplitScalars::from_slice(&scalars, &buffers);
+            let split = if borrowed {
+                SplitScalars::from_slice(&scalars, &buffers, len)
+            } else {
+                SplitScalars::from_vec(scalars.clone(), &buffers)
+            };
+            let dense = matches!(split.general, GeneralScalars::Dense(_));
+            assert_eq!(dense, 2 * general >= period, "len {len}");
             let mut rebuilt = vec![Scalar::ZERO; len];
             for device in plan(3, 1.0, &[2.0]) {
                 let (first, end) = base_range(len, device[0].0, device[0].1);
@@ -315,7 +333,7 @@ mod tests {
                     }
                 }
             }
-            assert_eq!(rebuilt, scalars, "len {len}, general every {general_every}");
+            assert_eq!(rebuilt, scalars, "len {len}, {general} in {period} general");
         }
     }
 }

@@ -1,8 +1,7 @@
-//! A proof's MSM scalars as the GPU takes them: the values 0 and 1, which
-//! dominate real witnesses, become a bitmap for batch addition; the rest go
-//! to the bucket MSM, with their base indices where they are a subset.
-
-use std::sync::atomic::{AtomicBool, Ordering};
+//! A proof's MSM scalars as the GPU takes them: the values 1, which
+//! dominate real witnesses, become a bitmap for batch addition; the bucket
+//! MSM takes the rest, only the full-field values with their base indices
+//! where those are few, or every scalar in place (its ones zeroed).
 
 use blstrs::Scalar;
 use ff::Field;
@@ -11,9 +10,11 @@ use rayon::prelude::*;
 
 use crate::synthesis::Assignment;
 
-/// The full-field scalars of one MSM (neither 0 nor 1).
+/// The scalars of one MSM that its bucket MSM takes.
 pub(super) enum GeneralScalars {
-    /// Every scalar is general: scalar i multiplies base i.
+    /// Scalar i multiplies base i: most scalars are general, and the few
+    /// 0 and 1 among them cost less left in place than an index for every
+    /// other value. Values 1 are zeroed here (their bit is set instead).
     Dense(Vec<Scalar>),
     /// A subset: `values[k]` multiplies base `indices[k]`. Real witnesses
     /// are mostly bits, and the bucket MSM's sort and upload then cover only
@@ -49,9 +50,13 @@ impl ScalarBuffers {
     /// Buffers kept: three per proof, two proofs in flight.
     const KEEP: usize = 6;
 
-    /// An empty vector, with the capacity of an earlier proof's if one is free.
-    pub fn take(&self) -> Vec<Scalar> {
-        self.0.lock().pop().unwrap_or_default()
+    /// An empty vector with room for `capacity` scalars, an earlier proof's
+    /// if one is free. Callers ask for the same capacity (the most any of a
+    /// proof's vectors needs), so a kept buffer never grows into fresh pages.
+    pub fn take(&self, capacity: usize) -> Vec<Scalar> {
+        let mut buffer = self.0.lock().pop().unwrap_or_default();
+        buffer.reserve_exact(capacity);
+        buffer
     }
 
     /// Keeps `buffer`'s capacity for a later proof.
@@ -66,30 +71,44 @@ impl ScalarBuffers {
 
 impl SplitScalars {
     /// Splits scalars borrowed from the assignment (l's: all of aux); they
-    /// are copied, into a reused buffer, only when every one is general.
-    pub fn from_slice(scalars: &[Scalar], buffers: &ScalarBuffers) -> Self {
-        let (ones, sparse) = split_off_ones(scalars);
-        let general = sparse.unwrap_or_else(|| {
-            let mut buffer = buffers.take();
-            buffer.par_extend(scalars.par_iter().copied());
+    /// are copied, into a reused buffer of `capacity`, when most are general.
+    pub fn from_slice(scalars: &[Scalar], buffers: &ScalarBuffers, capacity: usize) -> Self {
+        let scan = scan(scalars);
+        let general = if scan.keeps_dense() {
+            let mut buffer = buffers.take(capacity);
+            buffer.par_extend(scalars.par_iter().map(|value| {
+                if *value == Scalar::ONE {
+                    Scalar::ZERO
+                } else {
+                    *value
+                }
+            }));
             GeneralScalars::Dense(buffer)
-        });
-        Self::new(general, ones, scalars.len())
+        } else {
+            sparse(scalars)
+        };
+        Self::new(general, scan.ones, scalars.len())
     }
 
     /// Splits scalars gathered in a buffer from `buffers`; the buffer is
-    /// kept as the dense general scalars, or given back.
-    pub fn from_vec(scalars: Vec<Scalar>, buffers: &ScalarBuffers) -> Self {
-        let (ones, sparse) = split_off_ones(&scalars);
+    /// kept as the dense scalars (its ones zeroed), or given back.
+    pub fn from_vec(mut scalars: Vec<Scalar>, buffers: &ScalarBuffers) -> Self {
+        let scan = scan(&scalars);
         let len = scalars.len();
-        let general = match sparse {
-            Some(sparse) => {
-                buffers.give(scalars);
-                sparse
+        let general = if scan.keeps_dense() {
+            if scan.ones.iter().any(|&word| word != 0) {
+                scalars
+                    .par_iter_mut()
+                    .filter(|value| **value == Scalar::ONE)
+                    .for_each(|value| *value = Scalar::ZERO);
             }
-            None => GeneralScalars::Dense(scalars),
+            GeneralScalars::Dense(scalars)
+        } else {
+            let sparse = sparse(&scalars);
+            buffers.give(scalars);
+            sparse
         };
-        Self::new(general, ones, len)
+        Self::new(general, scan.ones, len)
     }
 
     fn new(general: GeneralScalars, ones: Vec<u64>, len: usize) -> Self {
@@ -103,33 +122,52 @@ impl SplitScalars {
     }
 }
 
-/// The bitmap of the scalars equal to 1 and, unless every scalar is
-/// general, the general ones with their indices.
-fn split_off_ones(scalars: &[Scalar]) -> (Vec<u64>, Option<GeneralScalars>) {
-    // One pass for both: the bitmap, and whether any scalar is 0 or 1.
-    let all_general = AtomicBool::new(true);
-    let ones: Vec<u64> = scalars
+/// What one pass over an MSM's scalars finds.
+struct Scan {
+    /// Bit i set where scalar i is 1.
+    ones: Vec<u64>,
+    general: usize,
+    len: usize,
+}
+
+impl Scan {
+    /// Whether the bucket MSM should take every scalar rather than the
+    /// general ones with their indices: an index list as long as the
+    /// scalars costs a gather of fresh memory on the host and an index per
+    /// value on the device, for a few zeros skipped. Half is far from both
+    /// kinds real witnesses come in (nearly all bits, or nearly all field
+    /// elements).
+    fn keeps_dense(&self) -> bool {
+        2 * self.general >= self.len
+    }
+}
+
+/// The bitmap of the scalars equal to 1, and how many scalars are general.
+fn scan(scalars: &[Scalar]) -> Scan {
+    let (ones, general): (Vec<u64>, Vec<usize>) = scalars
         .par_chunks(64)
         .map(|chunk| {
             let mut word = 0u64;
-            let mut general = true;
+            let mut general = 0;
             for (i, value) in chunk.iter().enumerate() {
                 if *value == Scalar::ONE {
                     word |= 1 << i;
-                    general = false;
-                } else if bool::from(value.is_zero()) {
-                    general = false;
+                } else if !bool::from(value.is_zero()) {
+                    general += 1;
                 }
             }
-            if !general {
-                all_general.store(false, Ordering::Relaxed);
-            }
-            word
+            (word, general)
         })
-        .collect();
-    if all_general.into_inner() {
-        return (ones, None);
+        .unzip();
+    Scan {
+        ones,
+        general: general.iter().sum(),
+        len: scalars.len(),
     }
+}
+
+/// The general scalars with their indices.
+fn sparse(scalars: &[Scalar]) -> GeneralScalars {
     // Indices fit u32: a key's sections hold at most u32::MAX points (the
     // .params counts), and the assignment was checked against it.
     let (values, indices) = scalars
@@ -138,7 +176,7 @@ fn split_off_ones(scalars: &[Scalar]) -> (Vec<u64>, Option<GeneralScalars>) {
         .filter(|(_, value)| is_general(value))
         .map(|(i, value)| (*value, i as u32))
         .unzip();
-    (ones, Some(GeneralScalars::Sparse { values, indices }))
+    GeneralScalars::Sparse { values, indices }
 }
 
 /// The l, a and b scalars of a proof (b serves the G1 and the G2 query).
@@ -151,12 +189,13 @@ pub(super) struct ProofScalars {
 impl ProofScalars {
     pub fn of(assignment: &Assignment, buffers: &ScalarBuffers) -> Self {
         let (input, aux) = (&assignment.input, &assignment.aux);
+        let capacity = input.len() + aux.len();
         let ((l, a), b) = rayon::join(
             || {
                 rayon::join(
-                    || SplitScalars::from_slice(aux, buffers),
+                    || SplitScalars::from_slice(aux, buffers, capacity),
                     || {
-                        let mut a = buffers.take();
+                        let mut a = buffers.take(capacity);
                         a.extend_from_slice(input);
                         assignment.a_aux_density.par_select_into(aux, &mut a);
                         SplitScalars::from_vec(a, buffers)
@@ -164,7 +203,7 @@ impl ProofScalars {
                 )
             },
             || {
-                let mut b = buffers.take();
+                let mut b = buffers.take(capacity);
                 assignment.b_input_density.par_select_into(input, &mut b);
                 assignment.b_aux_density.par_select_into(aux, &mut b);
                 SplitScalars::from_vec(b, buffers)
