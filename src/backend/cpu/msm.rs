@@ -1,3 +1,6 @@
+use std::borrow::Cow;
+
+use blst::{blst_p1_affine, blst_p2_affine, MultiPoint};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Group};
@@ -9,25 +12,66 @@ use crate::Error;
 /// Below this many general scalars a plain sum of products beats Pippenger's setup.
 const SMALL_MSM: usize = 8;
 
-/// An affine group whose MSM blstrs (blst's parallel Pippenger) computes.
+/// An affine group whose MSM blst's parallel Pippenger computes.
 pub trait MsmAffine: PrimeCurveAffine<Scalar = Scalar> + Send + Sync
 where
     Self::Curve: Send + Sync,
 {
-    /// blst's MSM over projective bases.
-    fn pippenger(bases: &[Self::Curve], scalars: &[Scalar]) -> Self::Curve;
+    /// blst's MSM over these affine bases, with 32 little-endian bytes per
+    /// scalar. (blstrs' `multi_exp` takes projective bases, which blst
+    /// turns back into affine ones, and converts the scalars serially.)
+    fn pippenger(bases: &[Self], scalar_bytes: &[u8]) -> Self::Curve;
 }
 
+// The casts below rely on blstrs' points being #[repr(transparent)] over
+// blst's: check what can be checked at compile time.
+const _: () = assert!(std::mem::size_of::<G1Affine>() == std::mem::size_of::<blst_p1_affine>());
+const _: () = assert!(std::mem::align_of::<G1Affine>() == std::mem::align_of::<blst_p1_affine>());
+const _: () = assert!(std::mem::size_of::<G2Affine>() == std::mem::size_of::<blst_p2_affine>());
+const _: () = assert!(std::mem::align_of::<G2Affine>() == std::mem::align_of::<blst_p2_affine>());
+
 impl MsmAffine for G1Affine {
-    fn pippenger(bases: &[G1Projective], scalars: &[Scalar]) -> G1Projective {
-        G1Projective::multi_exp(bases, scalars)
+    fn pippenger(bases: &[G1Affine], scalar_bytes: &[u8]) -> G1Projective {
+        // SAFETY: blstrs 0.7 declares G1Affine #[repr(transparent)] over
+        // blst_p1_affine, so the slice has the same layout and length.
+        let raw = unsafe {
+            std::slice::from_raw_parts(bases.as_ptr().cast::<blst_p1_affine>(), bases.len())
+        };
+        let mut sum = G1Projective::identity();
+        *sum.as_mut() = raw.mult(scalar_bytes, 255);
+        sum
     }
 }
 
 impl MsmAffine for G2Affine {
-    fn pippenger(bases: &[G2Projective], scalars: &[Scalar]) -> G2Projective {
-        G2Projective::multi_exp(bases, scalars)
+    fn pippenger(bases: &[G2Affine], scalar_bytes: &[u8]) -> G2Projective {
+        // SAFETY: as for G1: G2Affine is #[repr(transparent)] over
+        // blst_p2_affine.
+        let raw = unsafe {
+            std::slice::from_raw_parts(bases.as_ptr().cast::<blst_p2_affine>(), bases.len())
+        };
+        let mut sum = G2Projective::identity();
+        *sum.as_mut() = raw.mult(scalar_bytes, 255);
+        sum
     }
+}
+
+fn is_general(value: &Scalar) -> bool {
+    !bool::from(value.is_zero()) && *value != Scalar::ONE
+}
+
+/// The scalars as blst reads them: 32 little-endian bytes each.
+fn scalar_bytes(scalars: &[Scalar]) -> Vec<u8> {
+    let mut bytes = vec![0u8; scalars.len() * 32];
+    bytes
+        .par_chunks_mut(32 * 1024)
+        .zip(scalars.par_chunks(1024))
+        .for_each(|(out, chunk)| {
+            for (to, value) in out.chunks_mut(32).zip(chunk) {
+                to.copy_from_slice(&value.to_bytes_le());
+            }
+        });
+    bytes
 }
 
 /// Σ scalars[i]·bases[i].
@@ -50,19 +94,27 @@ where
         .filter(|&i| scalars[i] == Scalar::ONE)
         .fold(P::Curve::identity, |acc, i| acc + bases[i])
         .reduce(P::Curve::identity, |x, y| x + y);
-    let (general_bases, general_scalars): (Vec<P::Curve>, Vec<Scalar>) = (0..scalars.len())
-        .into_par_iter()
-        .with_min_len(1 << 10)
-        .filter(|&i| !bool::from(scalars[i].is_zero()) && scalars[i] != Scalar::ONE)
-        .map(|i| (bases[i].to_curve(), scalars[i]))
-        .unzip();
+    // A witness of field elements needs no gather: blst reads the key's
+    // bases where they lie.
+    let (general_bases, general_scalars): (Cow<[P]>, Cow<[Scalar]>) =
+        if scalars.par_iter().all(is_general) {
+            (Cow::Borrowed(bases), Cow::Borrowed(scalars))
+        } else {
+            let (b, s): (Vec<P>, Vec<Scalar>) = (0..scalars.len())
+                .into_par_iter()
+                .with_min_len(1 << 10)
+                .filter(|&i| is_general(&scalars[i]))
+                .map(|i| (bases[i], scalars[i]))
+                .unzip();
+            (Cow::Owned(b), Cow::Owned(s))
+        };
     let general = if general_scalars.len() < SMALL_MSM {
         general_bases
             .iter()
-            .zip(&general_scalars)
+            .zip(general_scalars.iter())
             .fold(P::Curve::identity(), |acc, (b, s)| acc + *b * s)
     } else {
-        P::pippenger(&general_bases, &general_scalars)
+        P::pippenger(&general_bases, &scalar_bytes(&general_scalars))
     };
     Ok(ones + general)
 }
@@ -128,6 +180,25 @@ mod tests {
             let s = edge_scalars(n, &mut rng);
             assert_eq!(msm(&g1, &s).unwrap(), naive(&g1, &s), "G1 n={n}");
             assert_eq!(msm(&g2, &s).unwrap(), naive(&g2, &s), "G2 n={n}");
+        }
+        // Sizes where blst tiles the work over threads; all scalars general
+        // (the bases are read in place) and with zeros and ones (gathered).
+        for (n, all_general) in [(1000usize, true), (1000, false), (300, true)] {
+            let g1: Vec<G1Affine> = (0..n)
+                .map(|_| G1Projective::random(&mut rng).to_affine())
+                .collect();
+            let s = if all_general {
+                (0..n).map(|_| Scalar::random(&mut rng)).collect()
+            } else {
+                edge_scalars(n, &mut rng)
+            };
+            assert_eq!(msm(&g1, &s).unwrap(), naive(&g1, &s), "G1 n={n}");
+            if n < 1000 {
+                let g2: Vec<G2Affine> = (0..n)
+                    .map(|_| G2Projective::random(&mut rng).to_affine())
+                    .collect();
+                assert_eq!(msm(&g2, &s).unwrap(), naive(&g2, &s), "G2 n={n}");
+            }
         }
         // Repeated bases and the identity as a base.
         let p = G1Projective::random(&mut rng).to_affine();
