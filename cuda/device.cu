@@ -17,6 +17,13 @@ GpuDevice::GpuDevice(int ordinal, std::string name, uint32_t sm_count,
       major_(major),
       minor_(minor) {}
 
+bool GpuDevice::waits_by_blocking() const {
+  G16_CUDA_CHECK(cudaSetDevice(ordinal_));
+  unsigned int flags = 0;
+  G16_CUDA_CHECK(cudaGetDeviceFlags(&flags));
+  return (flags & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync;
+}
+
 uint64_t GpuDevice::free_memory() const {
   G16_CUDA_CHECK(cudaSetDevice(ordinal_));
   size_t free_bytes = 0;
@@ -44,6 +51,24 @@ size_t device_count() {
   return static_cast<size_t>(count);
 }
 
+// Threads that wait on the current device sleep instead of spinning. A
+// proof's lanes spend most of their time waiting, and with fewer contexts
+// than cores CUDA's default spins: two proofs in flight on each of two
+// devices kept a dozen cores busy doing nothing while synthesis needed
+// them. Other flags (set by the host application) are kept. A driver that
+// refuses changes nothing but speed, so its error is cleared, not thrown.
+static void wait_by_blocking() {
+  unsigned int flags = 0;
+  if (cudaGetDeviceFlags(&flags) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  unsigned int wanted = (flags & ~cudaDeviceScheduleMask) | cudaDeviceScheduleBlockingSync;
+  if (wanted != flags && cudaSetDeviceFlags(wanted) != cudaSuccess) {
+    cudaGetLastError();
+  }
+}
+
 std::unique_ptr<GpuDevice> open_device(size_t ordinal) {
   size_t count = device_count();
   if (ordinal >= count) {
@@ -53,6 +78,7 @@ std::unique_ptr<GpuDevice> open_device(size_t ordinal) {
   }
   int cuda_ordinal = static_cast<int>(ordinal);
   G16_CUDA_CHECK(cudaSetDevice(cuda_ordinal));
+  wait_by_blocking();
   cudaDeviceProp props{};
   G16_CUDA_CHECK(cudaGetDeviceProperties(&props, cuda_ordinal));
   return std::make_unique<GpuDevice>(

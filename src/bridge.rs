@@ -24,6 +24,8 @@ pub(crate) mod ffi {
         fn total_memory(self: &GpuDevice) -> u64;
         /// Free global memory in bytes, queried now.
         fn free_memory(self: &GpuDevice) -> Result<u64>;
+        /// Whether threads waiting on the device sleep rather than spin.
+        fn waits_by_blocking(self: &GpuDevice) -> Result<bool>;
         /// Compute capability, major part.
         fn compute_capability_major(self: &GpuDevice) -> u32;
         /// Compute capability, minor part.

@@ -210,6 +210,13 @@ impl Device {
     pub fn free_memory(&self) -> Result<u64, GpuError> {
         Ok(self.handle.get().free_memory()?)
     }
+
+    /// Whether threads waiting on this device sleep rather than spin. Opening
+    /// a device asks for sleeping waits (cudaDeviceScheduleBlockingSync), so
+    /// a proof's waiting lanes leave the cores to synthesis.
+    pub fn waits_by_blocking(&self) -> Result<bool, GpuError> {
+        Ok(self.handle.get().waits_by_blocking()?)
+    }
 }
 
 impl std::fmt::Debug for Device {

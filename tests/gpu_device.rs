@@ -46,6 +46,10 @@ fn devices_report_sane_properties() {
         assert!(properties.compute_capability.0 >= 5);
         let free = device.lock().device().free_memory().expect("free memory");
         assert!(free > 0 && free <= properties.total_memory);
+        assert!(
+            device.lock().device().waits_by_blocking().expect("device flags"),
+            "an opened device's waits should sleep, not spin"
+        );
     }
 }
 

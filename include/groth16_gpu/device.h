@@ -33,6 +33,9 @@ class GpuDevice {
   uint64_t total_memory() const { return total_memory_; }
   /// Free global memory in bytes, queried now.
   uint64_t free_memory() const;
+  /// Whether threads waiting on this device sleep (cudaDeviceScheduleBlockingSync,
+  /// which open_device asks for) rather than spin.
+  bool waits_by_blocking() const;
   /// Compute capability, major part (9 for sm_90).
   uint32_t compute_capability_major() const { return major_; }
   /// Compute capability, minor part.
