@@ -47,7 +47,11 @@ fn devices_report_sane_properties() {
         let free = device.lock().device().free_memory().expect("free memory");
         assert!(free > 0 && free <= properties.total_memory);
         assert!(
-            device.lock().device().waits_by_blocking().expect("device flags"),
+            device
+                .lock()
+                .device()
+                .waits_by_blocking()
+                .expect("device flags"),
             "an opened device's waits should sleep, not spin"
         );
     }
