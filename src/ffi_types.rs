@@ -28,7 +28,7 @@ fn bindgen_test_layout_g16_fp() {
         "Offset of field: g16_fp::limbs",
     );
 }
-/// An element of Fp2 = Fp[u] / (u^2 + 1), laid out as blstrs::Fp2: c0 + c1 u.
+/// An element of `Fp2 = Fp[u] / (u^2 + 1)`, laid out as blstrs::Fp2: c0 + c1 u.
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
 pub struct g16_fp2 {

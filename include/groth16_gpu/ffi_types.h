@@ -25,7 +25,7 @@ typedef struct g16_fp {
   uint32_t limbs[G16_FP_LIMBS];
 } g16_fp;
 
-/** An element of Fp2 = Fp[u] / (u^2 + 1), laid out as blstrs::Fp2: c0 + c1 u. */
+/** An element of `Fp2 = Fp[u] / (u^2 + 1)`, laid out as blstrs::Fp2: c0 + c1 u. */
 typedef struct g16_fp2 {
   /** The constant coefficient. */
   g16_fp c0;

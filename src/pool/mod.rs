@@ -103,9 +103,7 @@ impl ProverPool {
     pub const DEFAULT_RETRY_LIMIT: u32 = 3;
 
     /// A worker per GPU this process sees (feature `cuda`, the devices of
-    /// [`DeviceMutex::shared`]), else one CPU worker.
-    ///
-    /// [`DeviceMutex::shared`]: crate::device::DeviceMutex::shared
+    /// `DeviceMutex::shared`), else one CPU worker.
     pub fn new() -> Result<Self, Error> {
         #[cfg(feature = "cuda")]
         match crate::device::DeviceMutex::shared() {

@@ -25,10 +25,8 @@ pub struct WorkerStats {
     /// once.
     pub busy: Duration,
     /// Bytes copied to its device: each proving key uploaded
-    /// ([`GpuProvingKey::device_bytes`]) plus each proof's A, B and C
+    /// (`GpuProvingKey::device_bytes`) plus each proof's A, B and C
     /// evaluations (3 · domain size · 32 bytes). Zero for a CPU worker.
-    ///
-    /// [`GpuProvingKey::device_bytes`]: crate::groth16::gpu::GpuProvingKey::device_bytes
     pub bytes_uploaded: u64,
     /// Proving keys uploaded to its device (a key stays resident for the
     /// next job with the same key). Zero for a CPU worker.

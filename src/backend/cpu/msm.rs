@@ -74,7 +74,7 @@ fn scalar_bytes(scalars: &[Scalar]) -> Vec<u8> {
     bytes
 }
 
-/// Σ scalars[i]·bases[i].
+/// Σ `scalars[i]`·`bases[i]`.
 ///
 /// Scalars 0 and 1, which dominate real witnesses, skip the multiplication:
 /// zeros drop out and ones become plain additions; the rest go to blst.

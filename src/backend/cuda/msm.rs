@@ -93,7 +93,7 @@ where
             .expect("upload_msm_bases never returns null")
     }
 
-    /// Σ scalars[i] · bases[i] over the first `scalars.len()` bases.
+    /// Σ `scalars[i]` · `bases[i]` over the first `scalars.len()` bases.
     pub fn msm(&self, guard: &DeviceGuard<'_>, scalars: &[Scalar]) -> Result<G::Curve, GpuError> {
         self.msm_timed(guard, scalars).map(|(sum, _)| sum)
     }
@@ -107,7 +107,7 @@ where
         self.msm_range_timed(guard, 0, scalars)
     }
 
-    /// Σ scalars[i] · bases[first + i]: the MSM over the bases
+    /// Σ `scalars[i]` · `bases[first + i]`: the MSM over the bases
     /// `first..first + scalars.len()`, so that devices holding the same
     /// bases can each take a part of one MSM.
     pub fn msm_range(
@@ -143,7 +143,7 @@ where
         })
     }
 
-    /// Σ scalars[i] · bases[indices[i]]: an MSM over a sparse subset of the
+    /// Σ `scalars[i]` · `bases[indices[i]]`: an MSM over a sparse subset of the
     /// resident bases (a witness's few full-field values among its bits).
     /// An index past the resident bases is an error.
     pub fn msm_indexed(
@@ -196,7 +196,7 @@ where
         Ok((combine_windows::<G>(&out, timing.window_bits), timing))
     }
 
-    /// Σ scalars[i] · bases[i] over the first `n` scalars of a buffer that
+    /// Σ `scalars[i]` · `bases[i]` over the first `n` scalars of a buffer that
     /// already lies on the device (the H polynomial's result).
     pub fn msm_device_scalars(
         &self,
@@ -248,7 +248,7 @@ where
         self.batch_add_range_timed(guard, 0, bits, n)
     }
 
-    /// Σ of the bases[first + i], i < n, whose bit i is set in `bits`: the
+    /// Σ of the `bases[first + i]`, i < n, whose bit i is set in `bits`: the
     /// batch addition over the bases `first..first + n` (a density bitmap's
     /// words from word k on cover the bases from 64 k on).
     pub fn batch_add_range(
@@ -326,7 +326,7 @@ where
     ResidentBases::upload(guard, bases)?.msm(guard, scalars)
 }
 
-/// Σ scalars[i] · bases[i] in G1 on the guard's device (bases uploaded for
+/// Σ `scalars[i]` · `bases[i]` in G1 on the guard's device (bases uploaded for
 /// this call; see [`ResidentBases`] to keep them there).
 pub fn msm_g1(
     guard: &DeviceGuard<'_>,
@@ -336,7 +336,7 @@ pub fn msm_g1(
     msm(guard, bases, scalars)
 }
 
-/// Σ scalars[i] · bases[i] in G2 on the guard's device.
+/// Σ `scalars[i]` · `bases[i]` in G2 on the guard's device.
 pub fn msm_g2(
     guard: &DeviceGuard<'_>,
     bases: &[G2Affine],
@@ -346,7 +346,7 @@ pub fn msm_g2(
 }
 
 /// Σ of the G1 bases whose bit is set (bit i of word i / 64 selects
-/// bases[i]; `bits` holds at least bases.len() bits, and those past the
+/// `bases[i]`; `bits` holds at least bases.len() bits, and those past the
 /// last base are ignored).
 pub fn batch_add_g1(
     guard: &DeviceGuard<'_>,

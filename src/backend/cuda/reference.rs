@@ -8,7 +8,7 @@ use super::curve::{as_words, combine_windows, GpuCurve, MAX_WINDOWS};
 use crate::bridge::ffi;
 use crate::device::GpuError;
 
-/// Σ scalars[i] · bases[i] by the GPU's method on the CPU; `window_bits` 0
+/// Σ `scalars[i]` · `bases[i]` by the GPU's method on the CPU; `window_bits` 0
 /// picks the GPU's window, 4..=16 forces one (fewer bits make more windows
 /// than the result holds: an error).
 pub fn msm<G: GpuCurve>(

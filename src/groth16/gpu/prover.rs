@@ -210,7 +210,7 @@ pub fn prove_on_device(
 /// Where a proof's GPU work runs: one entry per device, with the key
 /// resident there. The first device also runs the H lane (the H
 /// polynomial, then h); every device runs a G1 lane (its parts of l, a
-/// and b_g1) and a G2 lane (its part of b_g2), as [`division::plan`] deals
+/// and b_g1) and a G2 lane (its part of b_g2), as `division::plan` deals
 /// them out. Each lane is a thread with its own streams;
 /// the H lane needs no split scalars, so it starts while the host is still
 /// splitting them.
@@ -368,7 +368,7 @@ fn msm_costs(scalars: &ProofScalars) -> [f64; 4] {
 
 /// One proof split over several devices, for latency when there are fewer
 /// proofs than GPUs: the H polynomial and h on the first device; the l, a,
-/// b_g1 and b_g2 MSMs dealt out by [`division::plan`], whole or as ranges
+/// b_g1 and b_g2 MSMs dealt out by `division::plan`, whole or as ranges
 /// of their bases, so that every device has about as much work (the first
 /// device's share smaller by its H work); the partial sums added.
 /// `keys[i]` must be resident on `guards[i]`'s device. The same proof as
