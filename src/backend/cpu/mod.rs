@@ -1,7 +1,7 @@
 //! The CPU backend: a parallel radix-2 NTT over the scalar field, the H
-//! polynomial, and multi-scalar multiplication through blstrs.
+//! polynomial, and multi-scalar multiplication through blst.
 
-mod msm;
+pub(crate) mod msm;
 mod ntt;
 
 pub use msm::{msm, msm_with_density, MsmAffine};

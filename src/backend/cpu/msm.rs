@@ -56,7 +56,9 @@ impl MsmAffine for G2Affine {
     }
 }
 
-fn is_general(value: &Scalar) -> bool {
+/// Neither 0 nor 1: a scalar that needs a multiplication, not a skip or an
+/// addition. The GPU prover splits its scalars by the same rule.
+pub(crate) fn is_general(value: &Scalar) -> bool {
     !bool::from(value.is_zero()) && *value != Scalar::ONE
 }
 

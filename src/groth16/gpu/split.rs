@@ -8,6 +8,7 @@ use ff::Field;
 use parking_lot::Mutex;
 use rayon::prelude::*;
 
+use crate::backend::cpu::msm::is_general;
 use crate::synthesis::Assignment;
 
 /// The scalars of one MSM that its bucket MSM takes.
@@ -34,10 +35,6 @@ pub(super) struct SplitScalars {
     pub ones_count: usize,
     /// Number of scalars (= bases the MSM covers).
     pub len: usize,
-}
-
-fn is_general(value: &Scalar) -> bool {
-    !bool::from(value.is_zero()) && *value != Scalar::ONE
 }
 
 /// Scalar vectors kept between a key's proofs: a proof's l, a and b scalars
