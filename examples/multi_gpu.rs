@@ -6,11 +6,12 @@
 //!
 //! ```text
 //! cargo run --release --features cuda --example multi_gpu -- \
-//!     [--size N] [--proofs K] [--devices all|0|0,1]
+//!     [--size N] [--proofs K] [--devices all|0|0,1] [--params FILE]
 //! ```
 //! `--size N`: a FieldHeavy circuit of 2^N constraints (default 16);
 //! `--proofs K`: proofs per batch (default 40); `--devices`: the devices of
-//! the second run (default all); the first run uses the first of them.
+//! the second run (default all); the first run uses the first of them;
+//! `--params FILE`: the key read from FILE, or generated and saved there.
 //! Without feature `cuda`, or without a GPU, the runs use CPU workers
 //! instead (one, then one per named device, two for `all`): the scheduling
 //! is the same, but CPU workers share the cores, so expect a ratio near 1.
@@ -19,8 +20,12 @@
 mod circuits;
 #[path = "common/flags.rs"]
 mod flags;
+#[path = "common/params.rs"]
+mod params;
 
 use flags::Flags;
+use params::load_or_generate;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,10 +34,7 @@ use circuits::FieldHeavy;
 use ff::Field;
 use groth16_gpu::pool::WorkerStats;
 use groth16_gpu::synthesis::CircuitShape;
-use groth16_gpu::{
-    generate_parameters_for_shape_random, prepare_verifying_key, verify_proofs_batch, ProverPool,
-    ProvingKey,
-};
+use groth16_gpu::{prepare_verifying_key, verify_proofs_batch, ProverPool, ProvingKey};
 use rand_core::OsRng;
 
 type Failure = Box<dyn std::error::Error>;
@@ -47,6 +49,7 @@ struct Options {
     size: u32,
     proofs: usize,
     devices: Devices,
+    params: Option<PathBuf>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -54,12 +57,14 @@ fn parse_options() -> Result<Options, String> {
         size: 16,
         proofs: 40,
         devices: Devices::All,
+        params: None,
     };
     let mut flags = Flags::from_env();
     while let Some(flag) = flags.next_flag() {
         match flag.as_str() {
             "--size" => options.size = flags.parsed(&flag)?,
             "--proofs" => options.proofs = flags.parsed(&flag)?,
+            "--params" => options.params = Some(PathBuf::from(flags.value(&flag)?)),
             "--devices" => {
                 options.devices = match flags.value(&flag)?.as_str() {
                     "all" => Devices::All,
@@ -203,9 +208,9 @@ fn run(options: &Options) -> Result<(), Failure> {
     let steps = (1usize << options.size) - 2;
     let start = Instant::now();
     let shape = CircuitShape::record(FieldHeavy { steps, start: None })?;
-    let key = Arc::new(generate_parameters_for_shape_random(&shape, &mut OsRng)?);
+    let key = Arc::new(load_or_generate(options.params.as_deref(), &shape)?);
     println!(
-        "FieldHeavy, {} constraints; key generated in {:.1} s\n",
+        "FieldHeavy, {} constraints; key ready in {:.1} s\n",
         shape.num_constraints(),
         start.elapsed().as_secs_f64()
     );
@@ -224,7 +229,7 @@ fn run(options: &Options) -> Result<(), Failure> {
 
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    let usage = "usage: multi_gpu [--size N] [--proofs K] [--devices all|0|0,1]";
+    let usage = "usage: multi_gpu [--size N] [--proofs K] [--devices all|0|0,1] [--params FILE]";
     let (code, message) = match parse_options() {
         Err(e) => (2, format!("{e}\n{usage}")),
         Ok(options) => match run(&options) {

@@ -24,8 +24,11 @@ mod backend;
 mod circuits;
 #[path = "common/flags.rs"]
 mod flags;
+#[path = "common/params.rs"]
+mod params;
 
 use flags::Flags;
+use params::load_or_generate;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -34,11 +37,8 @@ use blstrs::Scalar;
 use circuits::{FieldHeavy, Sha256Circuit};
 use ff::Field;
 use groth16_gpu::groth16::{prove_timed, StageTimes};
-use groth16_gpu::params::CheckMode;
 use groth16_gpu::synthesis::CircuitShape;
-use groth16_gpu::{
-    generate_parameters_for_shape_random, prepare_verifying_key, verify_proofs_batch, ProvingKey,
-};
+use groth16_gpu::{prepare_verifying_key, verify_proofs_batch, ProvingKey};
 use rand_core::{OsRng, RngCore};
 
 struct Options {
@@ -144,26 +144,6 @@ impl Job {
             }
         }
     }
-}
-
-fn load_or_generate(
-    options: &Options,
-    shape: &CircuitShape,
-) -> Result<ProvingKey, Box<dyn std::error::Error>> {
-    if let Some(path) = options.params.as_ref().filter(|p| p.exists()) {
-        println!("loading parameters from {}", path.display());
-        return Ok(ProvingKey::read_file(path, CheckMode::OnCurve)?);
-    }
-    println!(
-        "generating parameters for {} constraints (minutes at 2^20 and up; progress below)",
-        shape.num_constraints()
-    );
-    let key = generate_parameters_for_shape_random(shape, &mut OsRng)?;
-    if let Some(path) = &options.params {
-        key.write_file(path)?;
-        println!("saved parameters to {}", path.display());
-    }
-    Ok(key)
 }
 
 fn ms(d: Duration) -> String {
@@ -341,7 +321,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         shape.num_aux()
     );
     let start = Instant::now();
-    let key = load_or_generate(options, &shape)?;
+    let key = load_or_generate(options.params.as_deref(), &shape)?;
     let key_time = start.elapsed();
 
     let mut rng = OsRng;
