@@ -190,13 +190,16 @@ fn reference_field_ops_match_blstrs() {
             fp2_words(&x.square())
         );
     }
-    // Edge operands: 0, 1, p-1.
+    // Edge operands: 0, 1, p-1, (p+1)/2 and its negation, 2^29 - 1 (one
+    // full limb of the multiplication's unsaturated form).
     let minus_one = -Fp::ONE;
-    for (a, b) in [
-        (Fp::ZERO, minus_one),
-        (minus_one, minus_one),
-        (Fp::ONE, Fp::ZERO),
-    ] {
+    let half = Fp::from(2u64).invert().unwrap();
+    let limb = Fp::from((1u64 << 29) - 1);
+    let edges = [Fp::ZERO, Fp::ONE, minus_one, half, -half, limb];
+    for (a, b) in edges
+        .iter()
+        .flat_map(|&a| edges.iter().map(move |&b| (a, b)))
+    {
         let (wa, wb) = (fp_words(&a), fp_words(&b));
         assert_eq!(
             reference::field_op(FieldOp::FpMul, &wa, &wb).unwrap(),
@@ -224,6 +227,32 @@ fn canonical_words(s: &Scalar) -> Vec<u64> {
         .chunks(8)
         .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
         .collect()
+}
+
+#[test]
+fn reference_fr_multiplication_matches_blstrs() {
+    let mut rng = seeded();
+    let specials = [
+        Scalar::ZERO,
+        Scalar::ONE,
+        -Scalar::ONE,
+        Scalar::from(2u64).invert().unwrap(),
+    ];
+    let randoms = random_scalars(200, &mut rng);
+    let pairs = randoms
+        .chunks(2)
+        .map(|p| (p[0], p[1]))
+        .chain(
+            specials
+                .iter()
+                .flat_map(|&a| specials.iter().map(move |&b| (a, b))),
+        )
+        .chain(specials.iter().map(|&a| (a, randoms[0])));
+    for (a, b) in pairs {
+        let got =
+            reference::field_op(FieldOp::FrMul, &scalar_words(&a), &scalar_words(&b)).unwrap();
+        assert_eq!(got, scalar_words(&(a * b)), "{a:?} * {b:?}");
+    }
 }
 
 #[test]

@@ -179,6 +179,14 @@ void host_field_op(uint32_t op, const uint64_t* a, const uint64_t* b, uint64_t* 
       std::memcpy(out, &r, sizeof(r));
       break;
     }
+    case 6: {
+      ff::Fr x, y;
+      std::memcpy(&x, a, sizeof(x));
+      std::memcpy(&y, b, sizeof(y));
+      ff::Fr r = x * y;
+      std::memcpy(out, &r, sizeof(r));
+      break;
+    }
     default: throw std::invalid_argument("unknown field op");
   }
 }

@@ -81,6 +81,8 @@ pub enum FieldOp {
     Fp2Sqr,
     /// Fr out of Montgomery form (`b` ignored): the canonical integer.
     FrFromMontgomery,
+    /// Fr multiplication (the NTT's).
+    FrMul,
 }
 
 /// Runs `op` on blst-layout words: 6 per Fp, 12 per Fp2, 4 per Fr; returns
@@ -89,7 +91,7 @@ pub fn field_op(op: FieldOp, a: &[u64], b: &[u64]) -> Result<Vec<u64>, GpuError>
     let words = match op {
         FieldOp::FpMul | FieldOp::FpAdd | FieldOp::FpSub => 6,
         FieldOp::Fp2Mul | FieldOp::Fp2Sqr => 12,
-        FieldOp::FrFromMontgomery => 4,
+        FieldOp::FrFromMontgomery | FieldOp::FrMul => 4,
     };
     if a.len() != words || b.len() != words {
         return Err(GpuError::Native(format!(
