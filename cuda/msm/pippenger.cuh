@@ -190,12 +190,21 @@ G16_HD ec::Xyzz<F> sum_selected_ranks(const ec::Affine<F>* bases, const uint64_t
 /// few, so more levels cost less than long chains on idle SMs.
 constexpr uint32_t kReduceGroup = 8;
 
+/// The largest window the model may choose. Measured on H200s (forced c,
+/// medians of 5): below 2^20 points c = 13 beats the model's 16 (2^18: G2
+/// 60 ms against 76-77, G1 17 against 18; 2^16 is 13 either way); at 2^20
+/// the two are within run-to-run noise (G2 137-170 at 13, 143-153 at 16)
+/// and 16 stays; from 2^22 c = 16 is the fastest (G1 2^22 123 ms against
+/// 139 at 13; c = 18-22 at 2^24 455-725 against 432). The model counts one
+/// addition per bucket, but a bucket's reduction costs several.
+inline uint32_t max_window_bits(uint64_t n) { return n < (uint64_t(1) << 20) ? 13 : 16; }
+
 /// Window bits for n points: minimizes W (n + 2^c), the entries plus about
-/// the bucket-reduction work, over 4 <= c <= 16.
+/// the bucket-reduction work, over 4 <= c <= max_window_bits(n).
 inline uint32_t choose_window_bits(uint64_t n) {
   uint32_t best = 4;
   double best_cost = 1e300;
-  for (uint32_t c = 4; c <= 16; c++) {
+  for (uint32_t c = 4; c <= max_window_bits(n); c++) {
     double cost = static_cast<double>(Geometry::of(c).windows) *
                   (static_cast<double>(n) + static_cast<double>(1u << c));
     if (cost < best_cost) {
