@@ -190,12 +190,11 @@ fn reference_field_ops_match_blstrs() {
             fp2_words(&x.square())
         );
     }
-    // Edge operands: 0, 1, p-1, (p+1)/2 and its negation, 2^29 - 1 (one
-    // full limb of the multiplication's unsaturated form).
+    // Edge operands: 0, 1, p-1, (p+1)/2 and its negation, 2^64 - 1.
     let minus_one = -Fp::ONE;
     let half = Fp::from(2u64).invert().unwrap();
-    let limb = Fp::from((1u64 << 29) - 1);
-    let edges = [Fp::ZERO, Fp::ONE, minus_one, half, -half, limb];
+    let word = Fp::from(u64::MAX);
+    let edges = [Fp::ZERO, Fp::ONE, minus_one, half, -half, word];
     for (a, b) in edges
         .iter()
         .flat_map(|&a| edges.iter().map(move |&b| (a, b)))
