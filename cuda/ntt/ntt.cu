@@ -117,7 +117,8 @@ struct NttResources {
     G16_CUDA_CHECK(cudaEventCreate(&stop));
   }
   ~NttResources() {
-    if (stream) cudaStreamSynchronize(stream);
+    // The frees are ordered after the stream's work; the one wait, after
+    // them, returns the memory before the caller reads free memory.
     for (Fr* b : buffers) {
       if (b) cudaFreeAsync(b, stream);
     }
