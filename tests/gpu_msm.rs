@@ -195,10 +195,7 @@ fn reference_field_ops_match_blstrs() {
     let half = Fp::from(2u64).invert().unwrap();
     let word = Fp::from(u64::MAX);
     let edges = [Fp::ZERO, Fp::ONE, minus_one, half, -half, word];
-    for (a, b) in edges
-        .iter()
-        .flat_map(|&a| edges.iter().map(move |&b| (a, b)))
-    {
+    for (a, b) in every_pair(&edges) {
         let (wa, wb) = (fp_words(&a), fp_words(&b));
         assert_eq!(
             reference::field_op(FieldOp::FpMul, &wa, &wb).unwrap(),
@@ -228,6 +225,13 @@ fn canonical_words(s: &Scalar) -> Vec<u64> {
         .collect()
 }
 
+/// (a, b) for every a and b of `items`, both orders and equal pairs included.
+fn every_pair<T: Copy>(items: &[T]) -> impl Iterator<Item = (T, T)> + '_ {
+    items
+        .iter()
+        .flat_map(move |&a| items.iter().map(move |&b| (a, b)))
+}
+
 #[test]
 fn reference_fr_multiplication_matches_blstrs() {
     let mut rng = seeded();
@@ -241,11 +245,7 @@ fn reference_fr_multiplication_matches_blstrs() {
     let pairs = randoms
         .chunks(2)
         .map(|p| (p[0], p[1]))
-        .chain(
-            specials
-                .iter()
-                .flat_map(|&a| specials.iter().map(move |&b| (a, b))),
-        )
+        .chain(every_pair(&specials))
         .chain(specials.iter().map(|&a| (a, randoms[0])));
     for (a, b) in pairs {
         let got =

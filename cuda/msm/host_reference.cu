@@ -166,27 +166,15 @@ void host_batch_add(bool g2, const uint64_t* bases, const uint64_t* bitmap, size
 void host_field_op(uint32_t op, const uint64_t* a, const uint64_t* b, uint64_t* out) {
   auto fp = [](const uint64_t* w) { ff::Fp x; std::memcpy(&x, w, sizeof(x)); return x; };
   auto fp2 = [](const uint64_t* w) { ff::Fp2 x; std::memcpy(&x, w, sizeof(x)); return x; };
+  auto fr = [](const uint64_t* w) { ff::Fr x; std::memcpy(&x, w, sizeof(x)); return x; };
   switch (op) {
     case 0: { ff::Fp r = fp(a) * fp(b); std::memcpy(out, &r, sizeof(r)); break; }
     case 1: { ff::Fp r = fp(a) + fp(b); std::memcpy(out, &r, sizeof(r)); break; }
     case 2: { ff::Fp r = fp(a) - fp(b); std::memcpy(out, &r, sizeof(r)); break; }
     case 3: { ff::Fp2 r = fp2(a) * fp2(b); std::memcpy(out, &r, sizeof(r)); break; }
     case 4: { ff::Fp2 r = fp2(a).sqr(); std::memcpy(out, &r, sizeof(r)); break; }
-    case 5: {
-      ff::Fr x;
-      std::memcpy(&x, a, sizeof(x));
-      ff::Fr r = x.from_montgomery();
-      std::memcpy(out, &r, sizeof(r));
-      break;
-    }
-    case 6: {
-      ff::Fr x, y;
-      std::memcpy(&x, a, sizeof(x));
-      std::memcpy(&y, b, sizeof(y));
-      ff::Fr r = x * y;
-      std::memcpy(out, &r, sizeof(r));
-      break;
-    }
+    case 5: { ff::Fr r = fr(a).from_montgomery(); std::memcpy(out, &r, sizeof(r)); break; }
+    case 6: { ff::Fr r = fr(a) * fr(b); std::memcpy(out, &r, sizeof(r)); break; }
     default: throw std::invalid_argument("unknown field op");
   }
 }
