@@ -78,7 +78,7 @@ struct MontField {
   G16_FIELD MontField operator*(const MontField& b) const {
     uint32_t t[N + 2];
     G16_UNROLL for (int i = 0; i < N + 2; i++) t[i] = 0;
-    G16_UNROLL for (int i = 0; i < N; i++) {
+    G16_ROWS_UNROLL for (int i = 0; i < N; i++) {
       uint32_t carry = 0;
       G16_UNROLL for (int j = 0; j < N; j++) t[j] = mul_add(l[j], b.l[i], t[j], carry);
       uint32_t c2 = 0;
