@@ -25,20 +25,12 @@
 #if defined(__CUDA_ARCH__)
 #define G16_FIELD __host__ __device__ __forceinline__
 #define G16_UNROLL _Pragma("unroll")
-// G16_ROWS_UNROLL: the outer (row) loop of a Montgomery product stays a
-// loop on the device. Fully unrolled, a G1 bucket addition was ~13,000
-// straight-line instructions (G2 ~60,000): more than the instruction cache
-// holds, and ncu found warps waiting on instruction fetch 31 % (G1) and
-// 58 % (G2) of their cycles. One row per iteration keeps the hot code small.
-#define G16_ROWS_UNROLL _Pragma("unroll 1")
 #elif defined(__CUDACC__)
 #define G16_FIELD __host__ __device__ inline
 #define G16_UNROLL
-#define G16_ROWS_UNROLL
 #else
 #define G16_FIELD inline
 #define G16_UNROLL
-#define G16_ROWS_UNROLL
 #endif
 
 namespace groth16_gpu {
