@@ -84,26 +84,43 @@ struct MontField {
   }
 
 #if defined(__CUDA_ARCH__)
-  /// The device's CIOS product: rows as carry chains (carry_chains.cuh),
-  /// fully unrolled, in one called copy per translation unit. Inlined into
-  /// every point formula it made the bucket kernels tens of thousands of
-  /// straight-line instructions, and ncu found warps waiting on instruction
-  /// fetch for 31 % (G1) to 58 % (G2) of their cycles.
+  /// The device's CIOS product, on carry chains (carry_chains.cuh). The
+  /// accumulator is kept as A = E + O 2^32: the even limbs' products go to
+  /// E and the odd limbs' to O, so every product adds into an aligned
+  /// register pair. The one-word shift of each row then swaps the roles (O
+  /// is the next E, E from word 2 the next O) and only E's word 1 moves, by
+  /// one carry-propagating add; a plain shift of one accumulator would
+  /// re-pair every register each row (~400 moves per product).
+  ///
+  /// Fully unrolled and called, never inlined: one copy per translation
+  /// unit. Inlined into the point formulas, products made the bucket
+  /// kernels tens of thousands of straight-line instructions, and ncu found
+  /// warps waiting on instruction fetch 31 % (G1) to 58 % (G2) of cycles.
   static __device__ __noinline__ MontField mul_device(MontField a, MontField b) {
-    uint32_t t[N + 2];
-    uint32_t p[N];
+    uint32_t e[N + 2], o[N + 2], p[N];
     G16_UNROLL for (int i = 0; i < N; i++) p[i] = P::modulus(i);
-    G16_UNROLL for (int i = 0; i < N + 2; i++) t[i] = 0;
+    G16_UNROLL for (int i = 0; i < N + 2; i++) e[i] = o[i] = 0;
     G16_UNROLL for (int i = 0; i < N; i++) {
-      chains::mul_add_row<N>(t, a.l, b.l[i]);
-      uint32_t m = t[0] * P::m0();
-      chains::mul_add_row<N>(t, p, m);  // t[0] becomes 0: drop it
-      G16_UNROLL for (int j = 0; j < N + 1; j++) t[j] = t[j + 1];
-      t[N + 1] = 0;
+      chains::mul_add_pairs<N, 0, N + 2>(e, a.l, b.l[i]);
+      chains::mul_add_pairs<N, 1, N + 1>(o, a.l, b.l[i]);
+      uint32_t m = e[0] * P::m0();  // O has no word 0
+      chains::mul_add_pairs<N, 0, N + 2>(e, p, m);  // e[0] becomes 0
+      chains::mul_add_pairs<N, 1, N + 1>(o, p, m);
+      uint32_t word1 = e[1];
+      G16_UNROLL for (int k = 0; k < N + 2; k++) {
+        uint32_t next_o = k + 2 < N + 2 ? e[k + 2] : 0;
+        e[k] = k < N + 1 ? o[k] : 0;
+        o[k] = next_o;
+      }
+      chains::add_word<N + 2>(e, word1);
     }
+    // E + O 2^32 < 2p: word N is the top bit.
+    chains::add_cc(e[1], o[0]);
+    G16_UNROLL for (int k = 2; k < N; k++) chains::addc_cc(e[k], o[k - 1]);
+    chains::addc(e[N], o[N - 1]);
     MontField r;
-    G16_UNROLL for (int i = 0; i < N; i++) r.l[i] = t[i];
-    r.reduce_once(t[N]);
+    G16_UNROLL for (int i = 0; i < N; i++) r.l[i] = e[i];
+    r.reduce_once(e[N]);
     return r;
   }
 #endif
