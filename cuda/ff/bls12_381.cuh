@@ -59,8 +59,32 @@ struct Fp2 {
   G16_FIELD Fp2 operator-() const { return {-c0, -c1}; }
   G16_FIELD Fp2 dbl() const { return {c0.dbl(), c1.dbl()}; }
 
-  /// Karatsuba: three Fp multiplications.
   G16_FIELD Fp2 operator*(const Fp2& b) const {
+#if defined(__CUDA_ARCH__)
+    return mul_device(*this, b);
+#else
+    return karatsuba(b);
+#endif
+  }
+
+  G16_FIELD Fp2 sqr() const {
+#if defined(__CUDA_ARCH__)
+    return sqr_device(*this);
+#else
+    return complex_square();
+#endif
+  }
+
+#if defined(__CUDA_ARCH__)
+  /// Called, not inlined, on the device, as Fp's product is: G2's point
+  /// formulas then hold one copy of each (G2 MSMs 2-3 % faster on an H200
+  /// than with the three products inlined at every use).
+  static __device__ __noinline__ Fp2 mul_device(Fp2 a, Fp2 b) { return a.karatsuba(b); }
+  static __device__ __noinline__ Fp2 sqr_device(Fp2 a) { return a.complex_square(); }
+#endif
+
+  /// Karatsuba: three Fp multiplications.
+  G16_FIELD Fp2 karatsuba(const Fp2& b) const {
     Fp v0 = c0 * b.c0;
     Fp v1 = c1 * b.c1;
     Fp s = (c0 + c1) * (b.c0 + b.c1);
@@ -68,7 +92,7 @@ struct Fp2 {
   }
 
   /// (c0 + c1 u)^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 u: two multiplications.
-  G16_FIELD Fp2 sqr() const {
+  G16_FIELD Fp2 complex_square() const {
     Fp m = c0 * c1;
     return {(c0 + c1) * (c0 - c1), m.dbl()};
   }
