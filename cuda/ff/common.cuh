@@ -7,7 +7,9 @@
 #include <cstdint>
 
 // G16_FIELD: field operations, forced inline on the device (the hot inner
-// loops); G16_HD: everything else, inlined as the compiler sees fit. Host
+// loops), except that the Fp and Fp2 products inline only a call to one
+// shared copy (MontField::mul_device, Fp2::mul_device: the instruction
+// cache); G16_HD: everything else, inlined as the compiler sees fit. Host
 // code is never forced: fully inlined point formulas take g++ minutes.
 #if defined(__CUDACC__)
 #define G16_HD __host__ __device__ inline
