@@ -52,13 +52,5 @@ G16_FIELD uint32_t sub_borrow(uint32_t a, uint32_t b, uint32_t& borrow) {
   return static_cast<uint32_t>(d);
 }
 
-/// a * b + c + carry; returns the low word, leaves the high word in `carry`.
-/// Cannot overflow: (2^32-1)^2 + 2 (2^32-1) < 2^64.
-G16_FIELD uint32_t mul_add(uint32_t a, uint32_t b, uint32_t c, uint32_t& carry) {
-  uint64_t p = static_cast<uint64_t>(a) * b + c + carry;
-  carry = static_cast<uint32_t>(p >> 32);
-  return static_cast<uint32_t>(p);
-}
-
 }  // namespace ff
 }  // namespace groth16_gpu

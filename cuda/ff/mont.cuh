@@ -79,74 +79,55 @@ struct MontField {
 #if defined(__CUDA_ARCH__)
     return mul_device(*this, b);
 #else
-    return mul_portable(b);
+    return mul_chains(*this, b);
 #endif
   }
 
 #if defined(__CUDA_ARCH__)
-  /// The device's CIOS product, on carry chains (carry_chains.cuh). The
-  /// accumulator is kept as A = E + O 2^32: the even limbs' products go to
-  /// E and the odd limbs' to O, so every product adds into an aligned
-  /// register pair. The one-word shift of each row then swaps the roles (O
-  /// is the next E, E from word 2 the next O) and only E's word 1 moves, by
-  /// one carry-propagating add; a plain shift of one accumulator would
-  /// re-pair every register each row (~400 moves per product).
-  ///
-  /// Fully unrolled and called, never inlined: one copy per translation
-  /// unit. Inlined into the point formulas, products made the bucket
-  /// kernels tens of thousands of straight-line instructions, and ncu found
-  /// warps waiting on instruction fetch 31 % (G1) to 58 % (G2) of cycles.
+  /// Called, never inlined: one copy per translation unit. Inlined into
+  /// the point formulas, products made the bucket kernels tens of
+  /// thousands of straight-line instructions, and ncu found warps waiting
+  /// on instruction fetch 31 % (G1) to 58 % (G2) of their cycles.
   static __device__ __noinline__ MontField mul_device(MontField a, MontField b) {
+    return mul_chains(a, b);
+  }
+#endif
+
+  /// CIOS Montgomery multiplication, a * b * 2^(-32 N) mod p, on carry
+  /// chains (carry_chains.cuh: PTX on the device, the same steps in C++ on
+  /// the host). The accumulator is kept as A = E + O 2^32: the even limbs'
+  /// products go to E and the odd limbs' to O, so every product adds into
+  /// an aligned register pair. The one-word shift of each row then swaps
+  /// the roles (O is the next E, E from word 2 the next O) and only E's
+  /// word 1 moves, by one carry-propagating add; a plain shift of one
+  /// accumulator would re-pair every register each row (~400 moves per
+  /// product on the device).
+  G16_FIELD static MontField mul_chains(const MontField& a, const MontField& b) {
+    chains::Chain c;
     uint32_t e[N + 2], o[N + 2], p[N];
     G16_UNROLL for (int i = 0; i < N; i++) p[i] = P::modulus(i);
     G16_UNROLL for (int i = 0; i < N + 2; i++) e[i] = o[i] = 0;
     G16_UNROLL for (int i = 0; i < N; i++) {
-      chains::mul_add_pairs<N, 0, N + 2>(e, a.l, b.l[i]);
-      chains::mul_add_pairs<N, 1, N + 1>(o, a.l, b.l[i]);
+      chains::mul_add_pairs<N, 0, N + 2>(c, e, a.l, b.l[i]);
+      chains::mul_add_pairs<N, 1, N + 1>(c, o, a.l, b.l[i]);
       uint32_t m = e[0] * P::m0();  // O has no word 0
-      chains::mul_add_pairs<N, 0, N + 2>(e, p, m);  // e[0] becomes 0
-      chains::mul_add_pairs<N, 1, N + 1>(o, p, m);
+      chains::mul_add_pairs<N, 0, N + 2>(c, e, p, m);  // e[0] becomes 0
+      chains::mul_add_pairs<N, 1, N + 1>(c, o, p, m);
       uint32_t word1 = e[1];
       G16_UNROLL for (int k = 0; k < N + 2; k++) {
         uint32_t next_o = k + 2 < N + 2 ? e[k + 2] : 0;
         e[k] = k < N + 1 ? o[k] : 0;
         o[k] = next_o;
       }
-      chains::add_word<N + 2>(e, word1);
+      chains::add_word<N + 2>(c, e, word1);
     }
     // E + O 2^32 < 2p: word N is the top bit.
-    chains::add_cc(e[1], o[0]);
-    G16_UNROLL for (int k = 2; k < N; k++) chains::addc_cc(e[k], o[k - 1]);
-    chains::addc(e[N], o[N - 1]);
+    c.add_cc(e[1], o[0]);
+    G16_UNROLL for (int k = 2; k < N; k++) c.addc_cc(e[k], o[k - 1]);
+    c.addc(e[N], o[N - 1]);
     MontField r;
     G16_UNROLL for (int i = 0; i < N; i++) r.l[i] = e[i];
     r.reduce_once(e[N]);
-    return r;
-  }
-#endif
-
-  /// CIOS Montgomery multiplication: a * b * 2^(-32 N) mod p, in portable
-  /// C++ (the host's path; the device runs mul_device).
-  G16_FIELD MontField mul_portable(const MontField& b) const {
-    uint32_t t[N + 2];
-    G16_UNROLL for (int i = 0; i < N + 2; i++) t[i] = 0;
-    G16_UNROLL for (int i = 0; i < N; i++) {
-      uint32_t carry = 0;
-      G16_UNROLL for (int j = 0; j < N; j++) t[j] = mul_add(l[j], b.l[i], t[j], carry);
-      uint32_t c2 = 0;
-      t[N] = add_carry(t[N], carry, c2);
-      t[N + 1] = c2;
-      uint32_t m = t[0] * P::m0();
-      carry = 0;
-      mul_add(m, P::modulus(0), t[0], carry);  // low word is 0 by choice of m
-      G16_UNROLL for (int j = 1; j < N; j++) t[j - 1] = mul_add(m, P::modulus(j), t[j], carry);
-      c2 = 0;
-      t[N - 1] = add_carry(t[N], carry, c2);
-      t[N] = t[N + 1] + c2;
-    }
-    MontField r;
-    G16_UNROLL for (int i = 0; i < N; i++) r.l[i] = t[i];
-    r.reduce_once(t[N]);
     return r;
   }
 
