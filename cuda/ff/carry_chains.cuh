@@ -60,6 +60,13 @@ struct Chain {
 };
 #endif
 
+/// Runs the pending carry through acc[FROM .. LEN) (none out of the top).
+template <int FROM, int LEN>
+G16_FIELD void carry_through(Chain& c, uint32_t* acc) {
+  G16_UNROLL for (int k = FROM; k < LEN - 1; k++) c.addc_cc(acc[k], 0);
+  c.addc(acc[LEN - 1], 0);
+}
+
 /// acc[0 .. LEN) += Σ a[j] b 2^(32 (j - OFF)) over the limbs j = OFF,
 /// OFF + 2, ... < N: every product lands on the pair (acc[2k], acc[2k+1]),
 /// so one parity of limbs never straddles a pair. The caller bounds the sum
@@ -74,16 +81,14 @@ G16_FIELD void mul_add_pairs(Chain& c, uint32_t* acc, const uint32_t* a, uint32_
     c.madc_hi_cc(acc[j - OFF + 1], a[j], b);
   }
   // The last pair ends at acc[N - 1] for either parity.
-  G16_UNROLL for (int k = N; k < LEN - 1; k++) c.addc_cc(acc[k], 0);
-  c.addc(acc[LEN - 1], 0);
+  carry_through<N, LEN>(c, acc);
 }
 
 /// acc[0 .. LEN) += x.
 template <int LEN>
 G16_FIELD void add_word(Chain& c, uint32_t* acc, uint32_t x) {
   c.add_cc(acc[0], x);
-  G16_UNROLL for (int k = 1; k < LEN - 1; k++) c.addc_cc(acc[k], 0);
-  c.addc(acc[LEN - 1], 0);
+  carry_through<1, LEN>(c, acc);
 }
 
 }  // namespace chains

@@ -163,18 +163,35 @@ void host_batch_add(bool g2, const uint64_t* bases, const uint64_t* bitmap, size
   }
 }
 
+namespace {
+
+/// A field value from its blst words (the layouts agree: layout.cuh).
+template <class T>
+T from_words(const uint64_t* w) {
+  T x;
+  std::memcpy(&x, w, sizeof(x));
+  return x;
+}
+
+template <class T>
+void to_words(const T& x, uint64_t* out) {
+  std::memcpy(out, &x, sizeof(x));
+}
+
+}  // namespace
+
 void host_field_op(uint32_t op, const uint64_t* a, const uint64_t* b, uint64_t* out) {
-  auto fp = [](const uint64_t* w) { ff::Fp x; std::memcpy(&x, w, sizeof(x)); return x; };
-  auto fp2 = [](const uint64_t* w) { ff::Fp2 x; std::memcpy(&x, w, sizeof(x)); return x; };
-  auto fr = [](const uint64_t* w) { ff::Fr x; std::memcpy(&x, w, sizeof(x)); return x; };
+  using ff::Fp;
+  using ff::Fp2;
+  using ff::Fr;
   switch (op) {
-    case 0: { ff::Fp r = fp(a) * fp(b); std::memcpy(out, &r, sizeof(r)); break; }
-    case 1: { ff::Fp r = fp(a) + fp(b); std::memcpy(out, &r, sizeof(r)); break; }
-    case 2: { ff::Fp r = fp(a) - fp(b); std::memcpy(out, &r, sizeof(r)); break; }
-    case 3: { ff::Fp2 r = fp2(a) * fp2(b); std::memcpy(out, &r, sizeof(r)); break; }
-    case 4: { ff::Fp2 r = fp2(a).sqr(); std::memcpy(out, &r, sizeof(r)); break; }
-    case 5: { ff::Fr r = fr(a).from_montgomery(); std::memcpy(out, &r, sizeof(r)); break; }
-    case 6: { ff::Fr r = fr(a) * fr(b); std::memcpy(out, &r, sizeof(r)); break; }
+    case 0: return to_words(from_words<Fp>(a) * from_words<Fp>(b), out);
+    case 1: return to_words(from_words<Fp>(a) + from_words<Fp>(b), out);
+    case 2: return to_words(from_words<Fp>(a) - from_words<Fp>(b), out);
+    case 3: return to_words(from_words<Fp2>(a) * from_words<Fp2>(b), out);
+    case 4: return to_words(from_words<Fp2>(a).sqr(), out);
+    case 5: return to_words(from_words<Fr>(a).from_montgomery(), out);
+    case 6: return to_words(from_words<Fr>(a) * from_words<Fr>(b), out);
     default: throw std::invalid_argument("unknown field op");
   }
 }
