@@ -1,7 +1,10 @@
 //! GPU MSM and batch-addition benchmark: G1 and G2 MSM from 2^16 points up,
 //! batch addition, bases resident on the device, fresh random scalars,
 //! device time by CUDA events (median of repeats after a warm-up), blstrs
-//! on the host CPUs beside it at the smaller sizes.
+//! on the host CPUs beside it at the smaller sizes. Each MSM is timed with
+//! its scalars in three places: ordinary (pageable) host memory, pinned
+//! host memory (as the prover stages them), and already on the device (the
+//! bucket method alone, without the copy over PCIe).
 //!
 //!     cargo run --release --features cuda --example gpu_msm -- [max_log_g1] [max_log_g2] [min_log]
 //!
@@ -13,7 +16,9 @@ use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
-use groth16_gpu::backend::cuda::{pack_bits, GpuCurve, ResidentBases};
+use groth16_gpu::backend::cuda::{
+    pack_bits, DeviceScalars, GpuCurve, PinnedStaging, ResidentBases,
+};
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex, GpuError};
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{RngCore, SeedableRng};
@@ -69,6 +74,9 @@ fn msm_floor_ms(n: usize, window_bits: u32, fp_per_mul: f64) -> f64 {
 struct Row {
     what: String,
     gpu_ms: f64,
+    /// Scalars in pinned host memory, and on the device (MSMs only).
+    pinned_ms: Option<f64>,
+    device_ms: Option<f64>,
     wall_ms: f64,
     floor_ms: f64,
     cpu_ms: Option<f64>,
@@ -112,6 +120,7 @@ where
                 assert_eq!(got, want, "{name} 2^{log}: same scalars, same sum");
             }
         }
+        let (pinned_ms, device_ms) = time_other_sources(guard, &resident, &sets[0][..n], &want)?;
         let cpu_ms = (log <= cpu_up_to).then(|| {
             let start = Instant::now();
             let sum = cpu(&bases[..n], &sets[0][..n]);
@@ -122,12 +131,37 @@ where
         rows.push(Row {
             what: format!("{name} MSM 2^{log} (c={bits})"),
             gpu_ms: median(gpu),
+            pinned_ms: Some(pinned_ms),
+            device_ms: Some(device_ms),
             wall_ms: median(wall),
             floor_ms: msm_floor_ms(n, bits, fp_per_mul),
             cpu_ms,
         });
     }
     Ok(())
+}
+
+/// Device ms (median of 3) of the same MSM with its scalars in pinned host
+/// memory, then with them already on the device; both checked against `want`.
+fn time_other_sources<G: GpuCurve>(
+    guard: &DeviceGuard<'_>,
+    resident: &ResidentBases<G>,
+    scalars: &[Scalar],
+    want: &G::Curve,
+) -> Result<(f64, f64), GpuError> {
+    let mut pinned = PinnedStaging::new(scalars.len())?;
+    pinned.as_mut_slice().copy_from_slice(scalars);
+    let on_device = DeviceScalars::upload(guard, scalars, scalars.len())?;
+    let (mut from_pinned, mut from_device) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        let (got, timing) = resident.msm_timed(guard, pinned.as_mut_slice())?;
+        assert_eq!(&got, want, "scalars from pinned memory");
+        from_pinned.push(f64::from(timing.device_ms));
+        let (got, timing) = resident.msm_device_scalars(guard, &on_device, scalars.len())?;
+        assert_eq!(&got, want, "scalars on the device");
+        from_device.push(f64::from(timing.device_ms));
+    }
+    Ok((median(from_pinned), median(from_device)))
 }
 
 fn main() -> Result<(), GpuError> {
@@ -189,6 +223,8 @@ fn main() -> Result<(), GpuError> {
     rows.push(Row {
         what: format!("G1 batch add 2^{log} (p=1/2)"),
         gpu_ms: median(gpu),
+        pinned_ms: None,
+        device_ms: None,
         wall_ms: median(wall),
         floor_ms: (n / 2) as f64 * 11.0 / FP_MULS_PER_S * 1e3,
         cpu_ms: Some(cpu_ms),
@@ -208,18 +244,21 @@ fn main() -> Result<(), GpuError> {
         &mut rows,
     )?;
 
-    println!("\n| what | GPU ms (events) | call ms (wall) | floor ms | x floor | blstrs CPU ms |");
-    println!("|---|---|---|---|---|---|");
+    println!("\n| what | GPU ms (events) | scalars pinned | scalars on device | call ms (wall) | floor ms | x floor | blstrs CPU ms |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let or_dash =
+        |ms: Option<f64>, digits: usize| ms.map_or("-".to_string(), |ms| format!("{ms:.digits$}"));
     for row in &rows {
-        let cpu = row.cpu_ms.map_or("-".to_string(), |ms| format!("{ms:.1}"));
         println!(
-            "| {} | {:.2} | {:.2} | {:.2} | {:.1} | {} |",
+            "| {} | {:.2} | {} | {} | {:.2} | {:.2} | {:.1} | {} |",
             row.what,
             row.gpu_ms,
+            or_dash(row.pinned_ms, 2),
+            or_dash(row.device_ms, 2),
             row.wall_ms,
             row.floor_ms,
             row.gpu_ms / row.floor_ms,
-            cpu
+            or_dash(row.cpu_ms, 1)
         );
     }
     Ok(())

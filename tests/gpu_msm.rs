@@ -195,6 +195,36 @@ fn reference_field_ops_match_blstrs() {
     let half = Fp::from(2u64).invert().unwrap();
     let word = Fp::from(u64::MAX);
     let edges = [Fp::ZERO, Fp::ONE, minus_one, half, -half, word];
+    // Fp2 from every pair of them: Karatsuba's a0 b0 - a1 b1 takes both
+    // signs, and its operand sums reach 2p - 2.
+    let edges2: Vec<Fp2> = every_pair(&edges).map(|(a, b)| Fp2::new(a, b)).collect();
+    for (x, y) in every_pair(&edges2) {
+        let (wx, wy) = (fp2_words(&x), fp2_words(&y));
+        assert_eq!(
+            reference::field_op(FieldOp::Fp2Mul, &wx, &wy).unwrap(),
+            fp2_words(&(x * y)),
+            "{x:?} * {y:?}"
+        );
+    }
+    for x in &edges2 {
+        let wx = fp2_words(x);
+        assert_eq!(
+            reference::field_op(FieldOp::Fp2Sqr, &wx, &wx).unwrap(),
+            fp2_words(&x.square())
+        );
+    }
+    for a in edges
+        .iter()
+        .copied()
+        .chain((0..200).map(|_| Fp::random(&mut rng)))
+    {
+        let wa = fp_words(&a);
+        assert_eq!(
+            reference::field_op(FieldOp::FpSqr, &wa, &wa).unwrap(),
+            fp_words(&a.square()),
+            "{a:?} squared"
+        );
+    }
     for (a, b) in every_pair(&edges) {
         let (wa, wb) = (fp_words(&a), fp_words(&b));
         assert_eq!(
@@ -251,6 +281,10 @@ fn reference_fr_multiplication_matches_blstrs() {
         let got =
             reference::field_op(FieldOp::FrMul, &scalar_words(&a), &scalar_words(&b)).unwrap();
         assert_eq!(got, scalar_words(&(a * b)), "{a:?} * {b:?}");
+    }
+    for a in randoms.iter().chain(&specials) {
+        let got = reference::field_op(FieldOp::FrSqr, &scalar_words(a), &scalar_words(a)).unwrap();
+        assert_eq!(got, scalar_words(&a.square()), "{a:?} squared");
     }
 }
 

@@ -192,6 +192,8 @@ void host_field_op(uint32_t op, const uint64_t* a, const uint64_t* b, uint64_t* 
     case 4: return to_words(from_words<Fp2>(a).sqr(), out);
     case 5: return to_words(from_words<Fr>(a).from_montgomery(), out);
     case 6: return to_words(from_words<Fr>(a) * from_words<Fr>(b), out);
+    case 7: return to_words(from_words<Fp>(a).sqr(), out);
+    case 8: return to_words(from_words<Fr>(a).sqr(), out);
     default: throw std::invalid_argument("unknown field op");
   }
 }

@@ -113,7 +113,8 @@ void host_batch_add(bool g2, const uint64_t* bases, const uint64_t* bitmap,
                     size_t n, uint64_t* out, size_t out_words);
 
 /// Host-only field arithmetic for tests: op 0 Fp a*b, 1 Fp a+b, 2 Fp a-b,
-/// 3 Fp2 a*b, 4 Fp2 a^2, 5 Fr out of Montgomery form (a only).
+/// 3 Fp2 a*b, 4 Fp2 a^2, 5 Fr out of Montgomery form (a only), 6 Fr a*b,
+/// 7 Fp a^2, 8 Fr a^2.
 /// Operands and result in blst layout (6 words per Fp, 4 per Fr).
 void host_field_op(uint32_t op, const uint64_t* a, const uint64_t* b,
                    uint64_t* out);

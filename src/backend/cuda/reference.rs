@@ -83,15 +83,19 @@ pub enum FieldOp {
     FrFromMontgomery,
     /// Fr multiplication (the NTT's).
     FrMul,
+    /// Fp squaring (`b` ignored).
+    FpSqr,
+    /// Fr squaring (`b` ignored).
+    FrSqr,
 }
 
 /// Runs `op` on blst-layout words: 6 per Fp, 12 per Fp2, 4 per Fr; returns
 /// the result's words.
 pub fn field_op(op: FieldOp, a: &[u64], b: &[u64]) -> Result<Vec<u64>, GpuError> {
     let words = match op {
-        FieldOp::FpMul | FieldOp::FpAdd | FieldOp::FpSub => 6,
+        FieldOp::FpMul | FieldOp::FpAdd | FieldOp::FpSub | FieldOp::FpSqr => 6,
         FieldOp::Fp2Mul | FieldOp::Fp2Sqr => 12,
-        FieldOp::FrFromMontgomery | FieldOp::FrMul => 4,
+        FieldOp::FrFromMontgomery | FieldOp::FrMul | FieldOp::FrSqr => 4,
     };
     if a.len() != words || b.len() != words {
         return Err(GpuError::Native(format!(
