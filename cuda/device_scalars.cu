@@ -48,6 +48,72 @@ std::unique_ptr<PinnedScalars> alloc_pinned_scalars(size_t len) {
   return std::make_unique<PinnedScalars>(ptr, len);
 }
 
+UploadStream::UploadStream(int ordinal, cudaStream_t stream, cudaEvent_t slot0,
+                           cudaEvent_t slot1)
+    : ordinal_(ordinal), stream_(stream), slots_{slot0, slot1} {}
+
+UploadStream::~UploadStream() {
+  // Copies still queued read pinned memory the caller frees next: wait.
+  if (cudaSetDevice(ordinal_) != cudaSuccess) return;
+  cudaStreamSynchronize(stream_);
+  for (cudaEvent_t event : slots_) cudaEventDestroy(event);
+  cudaStreamDestroy(stream_);
+}
+
+std::unique_ptr<UploadStream> new_upload_stream(const GpuDevice& device) {
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  cudaStream_t stream = nullptr;
+  G16_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaEvent_t slots[2] = {nullptr, nullptr};
+  for (cudaEvent_t& event : slots) {
+    cudaError_t error = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+    if (error != cudaSuccess) {
+      for (cudaEvent_t made : slots) {
+        if (made) cudaEventDestroy(made);
+      }
+      cudaStreamDestroy(stream);
+      G16_CUDA_CHECK(error);
+    }
+  }
+  return std::make_unique<UploadStream>(device.cuda_ordinal(), stream, slots[0], slots[1]);
+}
+
+void queue_upload(const GpuDevice& device, const UploadStream& stream, size_t slot,
+                  const uint64_t* words, size_t n, const DeviceScalars& to, size_t offset) {
+  check_device(device, to);
+  require_on_device(device, stream.ordinal(), "upload stream");
+  if (slot > 1) throw std::invalid_argument("upload slot past 1");
+  if (offset > to.len() || n > to.len() - offset) {
+    throw std::invalid_argument("upload of " + std::to_string(n) + " scalars at " +
+                                std::to_string(offset) + " into a buffer of " +
+                                std::to_string(to.len()));
+  }
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  if (n > 0) {
+    G16_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(to.data()) + offset * kScalarBytes, words,
+                                   n * kScalarBytes, cudaMemcpyHostToDevice, stream.stream()));
+  }
+  G16_CUDA_CHECK(cudaEventRecord(stream.slot_event(slot), stream.stream()));
+}
+
+void wait_upload_slot(const UploadStream& stream, size_t slot) {
+  if (slot > 1) throw std::invalid_argument("upload slot past 1");
+  G16_CUDA_CHECK(cudaEventSynchronize(stream.slot_event(slot)));
+}
+
+void finish_uploads(const UploadStream& stream) {
+  G16_CUDA_CHECK(cudaStreamSynchronize(stream.stream()));
+}
+
+bool is_pinned(const uint64_t* words) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, words) != cudaSuccess) {
+    cudaGetLastError();  // not a pointer CUDA knows: ordinary memory
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
 std::unique_ptr<DeviceScalars> upload_scalars(const GpuDevice& device, const uint64_t* words,
                                               size_t n, size_t len) {
   if (n > len) throw std::invalid_argument("more scalars than the buffer holds");

@@ -2,9 +2,10 @@
 //! batch addition, bases resident on the device, fresh random scalars,
 //! device time by CUDA events (median of repeats after a warm-up), blstrs
 //! on the host CPUs beside it at the smaller sizes. Each MSM is timed with
-//! its scalars in three places: ordinary (pageable) host memory, pinned
-//! host memory (as the prover stages them), and already on the device (the
-//! bucket method alone, without the copy over PCIe).
+//! its scalars in three places: ordinary host memory (a Vec; from 2^16
+//! scalars the library stages them through pinned slots), pinned host
+//! memory, and already on the device (the bucket method alone, without the
+//! copy over PCIe).
 //!
 //!     cargo run --release --features cuda --example gpu_msm -- [max_log_g1] [max_log_g2] [min_log]
 //!

@@ -98,10 +98,13 @@ pub(crate) mod ffi {
             out_words: usize,
             device_ms: *mut f32,
         ) -> Result<u32>;
-        /// msm_windows over scalars already on the device.
+        /// msm_windows over scalars already on the device, with the bases
+        /// from `first`.
+        #[allow(clippy::too_many_arguments)]
         unsafe fn msm_windows_resident(
             device: &GpuDevice,
             bases: &MsmBases,
+            first: usize,
             scalars: &DeviceScalars,
             n: usize,
             out: *mut u64,
@@ -179,6 +182,31 @@ pub(crate) mod ffi {
         fn pinned_data(self: &PinnedScalars) -> *mut u64;
         /// Allocates pinned host memory for `len` scalars.
         fn alloc_pinned_scalars(len: usize) -> Result<UniquePtr<PinnedScalars>>;
+
+        /// A stream with two slot events, for uploads in pieces.
+        type UploadStream;
+        /// The CUDA ordinal of its device.
+        #[cxx_name = "ordinal"]
+        fn upload_stream_ordinal(self: &UploadStream) -> usize;
+        /// A new upload stream on the device.
+        fn new_upload_stream(device: &GpuDevice) -> Result<UniquePtr<UploadStream>>;
+        /// Queues `n` scalars from pinned `words` into `to` at `offset`;
+        /// `words` must stay untouched until `wait_upload_slot(slot)`.
+        unsafe fn queue_upload(
+            device: &GpuDevice,
+            stream: &UploadStream,
+            slot: usize,
+            words: *const u64,
+            n: usize,
+            to: &DeviceScalars,
+            offset: usize,
+        ) -> Result<()>;
+        /// Waits until the slot's last copy has read its host memory.
+        fn wait_upload_slot(stream: &UploadStream, slot: usize) -> Result<()>;
+        /// Waits until every queued copy has landed.
+        fn finish_uploads(stream: &UploadStream) -> Result<()>;
+        /// Whether `words` lies in page-locked host memory.
+        unsafe fn is_pinned(words: *const u64) -> bool;
 
         /// Copies `n` scalars into a new device buffer of `len` (zero-padded).
         unsafe fn upload_scalars(

@@ -88,7 +88,7 @@ uint32_t msm_windows_indexed(const GpuDevice& device, const MsmBases& bases,
   return dispatch_msm(device, bases, 0, scalars, indices, n, out, out_words, device_ms);
 }
 
-uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,
+uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases, size_t first,
                               const DeviceScalars& scalars, size_t n, uint64_t* out,
                               size_t out_words, float* device_ms) {
   require_on_device(device, scalars.ordinal(), "MSM scalars");
@@ -96,7 +96,7 @@ uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,
     throw std::invalid_argument("MSM of " + std::to_string(n) + " scalars over " +
                                 std::to_string(scalars.len()) + " resident scalars");
   }
-  return msm_windows(device, bases, 0, static_cast<const uint64_t*>(scalars.data()), n, out,
+  return msm_windows(device, bases, first, static_cast<const uint64_t*>(scalars.data()), n, out,
                      out_words, device_ms);
 }
 

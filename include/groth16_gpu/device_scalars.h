@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 
+#include <cuda_runtime.h>
+
 #include "groth16_gpu/device.h"
 
 namespace groth16_gpu {
@@ -56,6 +58,46 @@ class PinnedScalars {
 /// Allocates pinned host memory for `len` scalars; throws when the system
 /// refuses (the caller can go on with ordinary memory).
 std::unique_ptr<PinnedScalars> alloc_pinned_scalars(size_t len);
+
+/// A stream for copying host scalars to a device in pieces through pinned
+/// slots, with an event per slot (two slots) so the host refills a slot
+/// once its last copy has read it.
+class UploadStream {
+ public:
+  UploadStream(int ordinal, cudaStream_t stream, cudaEvent_t slot0, cudaEvent_t slot1);
+  ~UploadStream();
+  UploadStream(const UploadStream&) = delete;
+  UploadStream& operator=(const UploadStream&) = delete;
+
+  /// The CUDA ordinal of its device.
+  size_t ordinal() const { return static_cast<size_t>(ordinal_); }
+  cudaStream_t stream() const { return stream_; }
+  cudaEvent_t slot_event(size_t slot) const { return slots_[slot]; }
+
+ private:
+  int ordinal_;
+  cudaStream_t stream_;
+  cudaEvent_t slots_[2];
+};
+
+/// A new upload stream on `device`.
+std::unique_ptr<UploadStream> new_upload_stream(const GpuDevice& device);
+
+/// Queues the copy of `n` scalars from pinned host memory `words` (left
+/// untouched until wait_upload_slot(slot) returns) into `to` from scalar
+/// `offset`; slot 0 or 1.
+void queue_upload(const GpuDevice& device, const UploadStream& stream, size_t slot,
+                  const uint64_t* words, size_t n, const DeviceScalars& to, size_t offset);
+
+/// Waits until the last copy queued on `slot` has read its host memory.
+void wait_upload_slot(const UploadStream& stream, size_t slot);
+
+/// Waits until every queued copy has landed.
+void finish_uploads(const UploadStream& stream);
+
+/// Whether `words` lies in page-locked host memory (cudaHostAlloc'd or
+/// registered), which the copy engines read directly.
+bool is_pinned(const uint64_t* words);
 
 /// Copies `n` scalars to a new device buffer of `len` >= n scalars, the rest
 /// zero. Returns when the copy has landed.

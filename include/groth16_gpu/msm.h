@@ -86,8 +86,9 @@ uint32_t msm_windows_indexed(const GpuDevice& device, const MsmBases& bases,
                              const uint64_t* scalars, const uint32_t* indices, size_t n,
                              uint64_t* out, size_t out_words, float* device_ms);
 
-/// msm_windows over the first `n` scalars already on the device.
-uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases,
+/// msm_windows over the first `n` scalars already on the device, times the
+/// bases from `first`.
+uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases, size_t first,
                               const DeviceScalars& scalars, size_t n, uint64_t* out,
                               size_t out_words, float* device_ms);
 

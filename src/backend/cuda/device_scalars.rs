@@ -136,6 +136,102 @@ impl PinnedStaging {
     }
 }
 
+/// Host scalars to one device through two pinned slots: rayon copies the
+/// next piece into one slot while the other crosses the bus. From ordinary
+/// memory the driver stages a copy on the calling thread instead (about
+/// 9 GB/s on the H200 hosts, a quarter of a 2^24-point MSM's time).
+pub struct ScalarUploader {
+    // Dropped first: it waits for the copies still reading the slots.
+    stream: cxx::UniquePtr<ffi::UploadStream>,
+    slots: [PinnedStaging; 2],
+}
+
+// SAFETY: a stream, events and pinned host memory, all owned; the C++
+// calls select the stream's device themselves.
+unsafe impl Send for ScalarUploader {}
+
+/// Scalars per rayon task when filling a slot.
+const COPY_GRAIN: usize = 1 << 14;
+
+impl ScalarUploader {
+    /// Scalars per slot: 16 MiB.
+    pub const PIECE: usize = 1 << 19;
+
+    /// Slots of [`PIECE`](Self::PIECE) scalars and a stream on the guard's
+    /// device; an error when the system refuses the pinned memory.
+    pub fn new(guard: &DeviceGuard<'_>) -> Result<Self, GpuError> {
+        Self::with_piece(guard, Self::PIECE)
+    }
+
+    /// As [`new`](Self::new), with `piece` scalars per slot.
+    pub fn with_piece(guard: &DeviceGuard<'_>, piece: usize) -> Result<Self, GpuError> {
+        if piece == 0 {
+            return Err(GpuError::Native("upload slots of no scalars".into()));
+        }
+        Ok(Self {
+            stream: ffi::new_upload_stream(guard.ffi_device())?,
+            slots: [PinnedStaging::new(piece)?, PinnedStaging::new(piece)?],
+        })
+    }
+
+    /// The CUDA ordinal of the device it uploads to.
+    pub fn ordinal(&self) -> usize {
+        self.stream
+            .as_ref()
+            .expect("new_upload_stream never returns null")
+            .upload_stream_ordinal()
+    }
+
+    /// Copies `values` into a new buffer of `len` scalars on the guard's
+    /// device, zero past `values.len()`; returns once the copy has landed.
+    pub fn upload(
+        &mut self,
+        guard: &DeviceGuard<'_>,
+        values: &[Scalar],
+        len: usize,
+    ) -> Result<DeviceScalars, GpuError> {
+        let to = DeviceScalars::upload(guard, &[], len.max(values.len()))?;
+        let stream = self
+            .stream
+            .as_ref()
+            .expect("new_upload_stream never returns null");
+        let piece = self.slots[0].len();
+        for (i, chunk) in values.chunks(piece).enumerate() {
+            let slot = i % 2;
+            ffi::wait_upload_slot(stream, slot)?;
+            let staged = &mut self.slots[slot].as_mut_slice()[..chunk.len()];
+            staged
+                .par_chunks_mut(COPY_GRAIN)
+                .zip(chunk.par_chunks(COPY_GRAIN))
+                .for_each(|(to, from)| to.copy_from_slice(from));
+            // SAFETY: `staged` is pinned memory of chunk.len() scalars that
+            // stays untouched until this slot is waited on again (next time
+            // round, or by finish_uploads / the stream's drop); the C++ side
+            // checks the device and the range of `to`.
+            unsafe {
+                ffi::queue_upload(
+                    guard.ffi_device(),
+                    stream,
+                    slot,
+                    staged.as_ptr().cast::<u64>(),
+                    chunk.len(),
+                    to.inner(),
+                    i * piece,
+                )
+            }?;
+        }
+        ffi::finish_uploads(stream)?;
+        Ok(to)
+    }
+}
+
+/// Whether `values` lie in page-locked host memory (a [`PinnedStaging`],
+/// for one), which needs no staging to cross the bus at full speed.
+pub fn is_pinned(values: &[Scalar]) -> bool {
+    // SAFETY: the pointer is only looked up, never read.
+    !values.is_empty() && unsafe { ffi::is_pinned(values.as_ptr().cast::<u64>()) }
+}
+
 /// A proof's a, b, c evaluations on one device, zero-padded to the domain:
 /// the input of the H polynomial.
 pub struct HInputs {

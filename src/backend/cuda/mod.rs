@@ -33,7 +33,9 @@ mod ntt;
 pub mod reference;
 
 pub use curve::GpuCurve;
-pub use device_scalars::{h_polynomial, DeviceScalars, HInputs, PinnedStaging};
+pub use device_scalars::{
+    h_polynomial, is_pinned, DeviceScalars, HInputs, PinnedStaging, ScalarUploader,
+};
 pub use msm::{
     batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits, reserve_device_memory,
     DeviceReservation, MsmTiming, ResidentBases,

@@ -2,12 +2,14 @@
 //! resident on the device across calls.
 
 use std::marker::PhantomData;
+use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
+use parking_lot::Mutex;
 
 use super::curve::{as_words, combine_windows, GpuCurve, MAX_WINDOWS};
-use super::device_scalars::DeviceScalars;
+use super::device_scalars::{is_pinned, DeviceScalars, ScalarUploader};
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
 
@@ -15,7 +17,9 @@ use crate::device::{DeviceGuard, GpuError};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MsmTiming {
     /// Device time by CUDA events, from the scalar (or bitmap) upload to the
-    /// last result on the device, in milliseconds.
+    /// last result on the device, in milliseconds; for scalars staged
+    /// through pinned slots (see [`ResidentBases::msm`]), the staged
+    /// upload's wall time plus the events' time from the device copy on.
     pub device_ms: f32,
     /// Window bits of the bucket method (0 for batch addition).
     pub window_bits: u32,
@@ -27,8 +31,14 @@ where
     G::Curve: Send + Sync,
 {
     handle: cxx::UniquePtr<ffi::MsmBases>,
+    /// Pinned slots for host scalars, made at the first large MSM.
+    uploader: Mutex<Option<ScalarUploader>>,
     _curve: PhantomData<G>,
 }
+
+/// Host scalars from this many on reach the device through pinned slots
+/// ([`ScalarUploader`]); fewer are copied by the driver from where they lie.
+const STAGED_FROM: usize = 1 << 16;
 
 // SAFETY: the C++ MsmBases is a device pointer plus plain data; it is only
 // read after construction, its destructor selects its own device before
@@ -57,6 +67,7 @@ where
         debug_assert_eq!(handle.as_ref().map(|h| h.is_g2()), Some(G::IS_G2));
         Ok(Self {
             handle,
+            uploader: Mutex::new(None),
             _curve: PhantomData,
         })
     }
@@ -94,6 +105,10 @@ where
     }
 
     /// Σ `scalars[i]` · `bases[i]` over the first `scalars.len()` bases.
+    /// Large sets of scalars in ordinary memory go to the device through
+    /// this base set's pinned slots ([`ScalarUploader`], 32 MiB, made at
+    /// the first such call); while another thread uses them, or where they
+    /// cannot be had, the driver copies from ordinary memory instead.
     pub fn msm(&self, guard: &DeviceGuard<'_>, scalars: &[Scalar]) -> Result<G::Curve, GpuError> {
         self.msm_timed(guard, scalars).map(|(sum, _)| sum)
     }
@@ -127,6 +142,11 @@ where
         scalars: &[Scalar],
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
         self.check_range("MSM scalars over resident bases", first, scalars.len())?;
+        if scalars.len() >= STAGED_FROM && !is_pinned(scalars) {
+            if let Some(staged) = self.msm_staged(guard, first, scalars) {
+                return staged;
+            }
+        }
         // SAFETY: scalars.len() scalars of 4 words each are read; the C++
         // side checks the bases' device, group and range.
         self.run_windows(scalars.len(), |out, out_words, device_ms| unsafe {
@@ -141,6 +161,56 @@ where
                 device_ms,
             )
         })
+    }
+
+    /// The MSM with `scalars` uploaded through the pinned slots first; None
+    /// when the slots are busy (another thread's call) or cannot be had (no
+    /// pinned memory, no device memory for the copy): the caller then takes
+    /// the driver's path, which reports any error that is not about staging.
+    fn msm_staged(
+        &self,
+        guard: &DeviceGuard<'_>,
+        first: usize,
+        scalars: &[Scalar],
+    ) -> Option<Result<(G::Curve, MsmTiming), GpuError>> {
+        let mut uploader = self.uploader.try_lock()?;
+        if uploader.is_none() {
+            match ScalarUploader::new(guard) {
+                Ok(made) => *uploader = Some(made),
+                Err(error) => {
+                    log::debug!(
+                        "no pinned upload slots ({error}); scalars go from ordinary memory"
+                    );
+                    return None;
+                }
+            }
+        }
+        let started = Instant::now();
+        let uploaded = uploader
+            .as_mut()
+            .map(|slots| slots.upload(guard, scalars, scalars.len()));
+        drop(uploader);
+        let on_device = match uploaded? {
+            Ok(on_device) => on_device,
+            Err(error) => {
+                log::debug!("staged scalar upload failed ({error}); copying from ordinary memory");
+                return None;
+            }
+        };
+        let upload_ms = started.elapsed().as_secs_f32() * 1e3;
+        Some(
+            self.msm_device_range(guard, first, &on_device, scalars.len())
+                .map(|(sum, timing)| {
+                    let device_ms = timing.device_ms + upload_ms;
+                    (
+                        sum,
+                        MsmTiming {
+                            device_ms,
+                            ..timing
+                        },
+                    )
+                }),
+        )
     }
 
     /// Σ `scalars[i]` · `bases[indices[i]]`: an MSM over a sparse subset of the
@@ -204,19 +274,29 @@ where
         scalars: &DeviceScalars,
         n: usize,
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
-        if n > self.len() || n > scalars.len() {
-            return Err(mismatch(
-                "MSM over resident scalars and bases",
-                n,
-                self.len().min(scalars.len()),
-            ));
+        self.msm_device_range(guard, 0, scalars, n)
+    }
+
+    /// Σ `scalars[i]` · `bases[first + i]` over the first `n` scalars of a
+    /// buffer on the device.
+    fn msm_device_range(
+        &self,
+        guard: &DeviceGuard<'_>,
+        first: usize,
+        scalars: &DeviceScalars,
+        n: usize,
+    ) -> Result<(G::Curve, MsmTiming), GpuError> {
+        if n > scalars.len() {
+            return Err(mismatch("MSM over resident scalars", n, scalars.len()));
         }
+        self.check_range("MSM over resident scalars and bases", first, n)?;
         // SAFETY: the C++ side checks the scalars' and bases' devices, the
         // group and the lengths.
         self.run_windows(n, |out, out_words, device_ms| unsafe {
             ffi::msm_windows_resident(
                 guard.ffi_device(),
                 self.bases(),
+                first,
                 scalars.inner(),
                 n,
                 out,
