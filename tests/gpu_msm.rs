@@ -726,6 +726,37 @@ fn gpu_staged_scalars_land_whole() {
     });
 }
 
+/// Bases resident on one device refuse another device's guard, by the
+/// staged path (large scalar sets) as by the driver's, and still serve
+/// their own device afterwards.
+#[test]
+fn gpu_resident_bases_refuse_another_devices_guard() {
+    let _memory = shared_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    if devices.len() < 2 {
+        println!("skipped: needs two devices");
+        return;
+    }
+    let mut rng = seeded();
+    let n = (1 << 16) + 1;
+    let bases = random_bases::<G1Affine>(n, &mut rng);
+    let scalars = random_scalars(n, &mut rng);
+    let resident = ResidentBases::upload(&devices[0].lock(), &bases).expect("upload");
+    let other = devices[1].lock();
+    assert!(resident.msm(&other, &scalars).is_err(), "staged");
+    assert!(
+        resident.msm(&other, &scalars[..1000]).is_err(),
+        "driver's path"
+    );
+    drop(other);
+    assert_eq!(
+        resident.msm(&devices[0].lock(), &scalars).unwrap(),
+        expected_g1(&bases, &scalars)
+    );
+}
+
 /// MSMs and batch additions over a range of the resident bases (what one
 /// device's part of an MSM split over devices is): the parts of a split
 /// add up to the whole, in G1 and G2; a range past the bases is an error.

@@ -173,6 +173,9 @@ where
         first: usize,
         scalars: &[Scalar],
     ) -> Option<Result<(G::Curve, MsmTiming), GpuError>> {
+        if guard.device().ordinal() != self.ordinal() {
+            return None; // the driver's path reports the wrong device
+        }
         let mut uploader = self.uploader.try_lock()?;
         if uploader.is_none() {
             match ScalarUploader::new(guard) {
