@@ -732,13 +732,9 @@ fn gpu_staged_scalars_land_whole() {
 #[test]
 fn gpu_resident_bases_refuse_another_devices_guard() {
     let _memory = shared_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
+    let Some(devices) = gpu::two_devices_or_skip() else {
         return;
     };
-    if devices.len() < 2 {
-        println!("skipped: needs two devices");
-        return;
-    }
     let mut rng = seeded();
     let n = (1 << 16) + 1;
     let bases = random_bases::<G1Affine>(n, &mut rng);

@@ -275,13 +275,9 @@ fn bellperson_shaped_functions_prove_on_the_gpu() {
 #[test]
 fn work_is_bound_to_its_device() {
     let _memory = sharing_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
+    let Some(devices) = gpu::two_devices_or_skip() else {
         return;
     };
-    if devices.len() < 2 {
-        println!("skipped: needs two CUDA devices, found {}", devices.len());
-        return;
-    }
     let mut rng = fresh_rng();
     let circuit = FieldHeavy {
         steps: 1000,

@@ -18,3 +18,13 @@ pub fn devices_or_skip() -> Option<Vec<DeviceMutex>> {
         Ok(_) => Some(DeviceMutex::all().expect("open every device")),
     }
 }
+
+/// At least two devices, or None after saying why the test skips.
+pub fn two_devices_or_skip() -> Option<Vec<DeviceMutex>> {
+    let devices = devices_or_skip()?;
+    if devices.len() < 2 {
+        println!("skipped: needs two CUDA devices, found {}", devices.len());
+        return None;
+    }
+    Some(devices)
+}
