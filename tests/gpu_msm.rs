@@ -655,7 +655,8 @@ fn gpu_indexed_msm_over_a_subset_of_resident_bases() {
 /// Host scalars staged through pinned slots land whole and in order
 /// (slots smaller than the set, a partial last piece, zeros past it, slots
 /// reused); MSMs of a range of the bases from staged, pinned and ordinary
-/// memory equal blstrs, also when two threads share one base set's slots.
+/// memory (and the direct path) equal blstrs, also when two threads share
+/// one base set's slots.
 #[test]
 fn gpu_staged_scalars_land_whole() {
     on_each_device(|guard, rng| {
@@ -683,6 +684,12 @@ fn gpu_staged_scalars_land_whole() {
             want,
             "staged"
         );
+        assert_eq!(
+            resident.msm_range_direct(guard, 9, &scalars).unwrap(),
+            want,
+            "copied by the driver"
+        );
+        assert!(resident.msm_range_direct(guard, 10, &scalars).is_err());
         let mut pinned = PinnedStaging::new(n).expect("pinned memory");
         pinned.as_mut_slice().copy_from_slice(&scalars);
         assert!(is_pinned(pinned.as_mut_slice()));

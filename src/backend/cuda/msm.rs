@@ -135,6 +135,24 @@ where
             .map(|(sum, _)| sum)
     }
 
+    /// [`msm_range`](Self::msm_range) with the scalars copied by the driver
+    /// from where they lie, never through the pinned slots: for callers
+    /// whose host threads are busy meanwhile. A prover synthesizing its next
+    /// circuit is one: there the slots' copies compete with synthesis for
+    /// the cores, and pipelined 2^20 proofs took 215-227 ms each without
+    /// them against 244-264 ms with them (one H200), while its other lanes'
+    /// kernels hide the slower copies.
+    pub fn msm_range_direct(
+        &self,
+        guard: &DeviceGuard<'_>,
+        first: usize,
+        scalars: &[Scalar],
+    ) -> Result<G::Curve, GpuError> {
+        self.check_range("MSM scalars over resident bases", first, scalars.len())?;
+        self.msm_copied_by_driver(guard, first, scalars)
+            .map(|(sum, _)| sum)
+    }
+
     fn msm_range_timed(
         &self,
         guard: &DeviceGuard<'_>,
@@ -147,6 +165,16 @@ where
                 return staged;
             }
         }
+        self.msm_copied_by_driver(guard, first, scalars)
+    }
+
+    /// The MSM over bases `first..` with the driver copying the scalars.
+    fn msm_copied_by_driver(
+        &self,
+        guard: &DeviceGuard<'_>,
+        first: usize,
+        scalars: &[Scalar],
+    ) -> Result<(G::Curve, MsmTiming), GpuError> {
         // SAFETY: scalars.len() scalars of 4 words each are read; the C++
         // side checks the bases' device, group and range.
         self.run_windows(scalars.len(), |out, out_words, device_ms| unsafe {

@@ -468,7 +468,8 @@ where
     }
     let part = split.part(first, end);
     let mut sum = match part.general {
-        GeneralPart::Dense(values) => bases.msm_range(guard, part.first, values)?,
+        // Not staged: the host is synthesizing the next circuit meanwhile.
+        GeneralPart::Dense(values) => bases.msm_range_direct(guard, part.first, values)?,
         GeneralPart::Sparse { values, indices } => bases.msm_indexed(guard, values, indices)?,
     };
     if part.any_ones {
