@@ -217,11 +217,9 @@ where
             }
         }
         let started = Instant::now();
-        let uploaded = uploader
-            .as_mut()
-            .map(|slots| slots.upload(guard, scalars, scalars.len()));
+        let uploaded = uploader.as_mut()?.upload(guard, scalars, scalars.len());
         drop(uploader);
-        let on_device = match uploaded? {
+        let on_device = match uploaded {
             Ok(on_device) => on_device,
             Err(error) => {
                 log::debug!("staged scalar upload failed ({error}); copying from ordinary memory");
