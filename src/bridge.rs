@@ -124,6 +124,8 @@ pub(crate) mod ffi {
             out_words: usize,
             device_ms: *mut f32,
         ) -> Result<()>;
+        /// Caps the points of one MSM chunk (0: none), for tests.
+        fn set_msm_chunk_cap_for_tests(points: usize);
         /// Holds `bytes` of device memory until dropped.
         fn reserve_device_memory(
             device: &GpuDevice,

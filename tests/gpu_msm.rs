@@ -17,7 +17,7 @@ use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
     batch_add_g1, batch_add_g2, is_pinned, msm_g1, msm_g2, pack_bits, reserve_device_memory,
-    GpuCurve, PinnedStaging, ResidentBases, ScalarUploader,
+    set_msm_chunk_cap_for_tests, GpuCurve, PinnedStaging, ResidentBases, ScalarUploader,
 };
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -817,6 +817,91 @@ fn gpu_ranges_of_resident_bases_add_up_to_the_whole() {
             .unwrap();
         assert_eq!(got, expected_selected(&g2[1024..], &bits[1024..3000]));
     });
+}
+
+/// Lifts the process-wide chunk cap when dropped, even when a check fails.
+struct ChunkCap;
+
+impl ChunkCap {
+    fn set(points: usize) -> Self {
+        set_msm_chunk_cap_for_tests(Some(points));
+        ChunkCap
+    }
+}
+
+impl Drop for ChunkCap {
+    fn drop(&mut self) {
+        set_msm_chunk_cap_for_tests(None);
+    }
+}
+
+/// MSMs split into chunks (how sets larger than free memory, or of 2^27
+/// points, run): chunks that do not divide the points, a one-point last
+/// chunk, ranges, indexed subsets and special scalars, G1 and G2.
+#[test]
+fn gpu_msm_in_many_chunks_matches_blstrs() {
+    // Exclusive: the cap holds for every MSM in the process while it is set.
+    let _memory = DEVICE_MEMORY
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    let n = (1 << 16) + 7;
+    let g1 = random_bases::<G1Affine>(n, &mut rng);
+    let g2 = random_bases::<G2Affine>(n, &mut rng);
+    for device in &devices {
+        let guard = device.lock();
+        let resident = ResidentBases::upload(&guard, &g1).expect("upload G1");
+        let resident_g2 = ResidentBases::upload(&guard, &g2).expect("upload G2");
+        let scalars = random_scalars(n, &mut rng);
+        let want = expected_g1(&g1, &scalars);
+        let want_g2 = expected_g2(&g2, &scalars);
+        // 4096 splits n into 17 chunks, the last of 7 points; n - 1 leaves
+        // a last chunk of one point.
+        for cap in [4096, 10_000, n - 1] {
+            let _cap = ChunkCap::set(cap);
+            assert_eq!(
+                msm_g1(&guard, &g1, &scalars).unwrap(),
+                want,
+                "G1, cap {cap}"
+            );
+            assert_eq!(
+                resident.msm(&guard, &scalars).unwrap(),
+                want,
+                "staged G1, cap {cap}"
+            );
+            assert_eq!(
+                resident_g2.msm(&guard, &scalars).unwrap(),
+                want_g2,
+                "G2, cap {cap}"
+            );
+            assert_eq!(
+                resident
+                    .msm_range_direct(&guard, 100, &scalars[100..])
+                    .unwrap(),
+                expected_g1(&g1[100..], &scalars[100..]),
+                "G1 range, cap {cap}"
+            );
+        }
+        let _cap = ChunkCap::set(1000);
+        for (name, special) in special_scalars(5000, &mut rng) {
+            assert_eq!(
+                resident.msm(&guard, &special).unwrap(),
+                expected_g1(&g1[..5000], &special),
+                "chunked {name}"
+            );
+        }
+        let indices: Vec<u32> = (0..6000).map(|_| rng.gen_range(0..n as u32)).collect();
+        let picked: Vec<G1Affine> = indices.iter().map(|&i| g1[i as usize]).collect();
+        let chosen = random_scalars(6000, &mut rng);
+        assert_eq!(
+            resident.msm_indexed(&guard, &chosen, &indices).unwrap(),
+            expected_g1(&picked, &chosen),
+            "chunked indexed"
+        );
+    }
 }
 
 #[test]

@@ -34,6 +34,19 @@ constexpr uint32_t kDevicePerTask = 32;
 constexpr uint32_t kDeviceSegment = 32;
 /// Smallest chunk worth running; below it the call reports out-of-memory.
 constexpr size_t kMinChunk = 1 << 12;
+/// A chunk's entries (points x windows) stay at or below 2^30: cub takes
+/// the sort's count as an int, and counts and offsets are 32-bit, so 2^28
+/// points at 16 windows (2^32 entries) would wrap. 2^27 points (a Filecoin
+/// partition) run as two chunks.
+constexpr size_t kMaxChunkEntries = size_t(1) << 30;
+
+/// Most points one chunk of geometry g takes: the entry bound, and the
+/// test cap (msm_chunk_cap_for_tests) where one is set.
+inline size_t max_chunk_points(Geometry g) {
+  size_t points = kMaxChunkEntries / g.windows;
+  size_t cap = msm_chunk_cap_for_tests();
+  return cap > 0 ? std::min(points, cap) : points;
+}
 
 /// Carves one allocation into aligned buffers.
 struct Carver {
@@ -259,7 +272,7 @@ uint32_t device_msm(const GpuDevice& device, const MsmBases& bases, size_t first
   ScopedEvent start, stop;
   G16_CUDA_CHECK(cudaEventRecord(start.event, stream.stream));
 
-  size_t chunk = n;
+  size_t chunk = std::min(n, max_chunk_points(g));
   size_t free_bytes = 0, total_bytes = 0;
   G16_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   ChunkScratch<F> scratch{};

@@ -1,5 +1,6 @@
 // The bridge's MSM entry points (include/groth16_gpu/msm.h): resident bases,
 // memory reservations, and dispatch to the per-curve GPU code.
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -24,6 +25,18 @@ DeviceReservation::DeviceReservation(int ordinal, void* ptr, size_t bytes)
 DeviceReservation::~DeviceReservation() {
   if (ptr_ && cudaSetDevice(ordinal_) == cudaSuccess) cudaFree(ptr_);
 }
+
+namespace {
+
+/// Points per MSM chunk allowed by a test (0: no cap). Process-wide on
+/// purpose: it only changes how a result is computed, never the result.
+std::atomic<size_t> chunk_cap_for_tests{0};
+
+}  // namespace
+
+void set_msm_chunk_cap_for_tests(size_t points) { chunk_cap_for_tests.store(points); }
+
+size_t msm_chunk_cap_for_tests() { return chunk_cap_for_tests.load(); }
 
 namespace {
 

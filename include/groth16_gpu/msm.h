@@ -99,6 +99,13 @@ void batch_add(const GpuDevice& device, const MsmBases& bases, size_t first,
                const uint64_t* bitmap, size_t n, uint64_t* out,
                size_t out_words, float* device_ms);
 
+/// Caps the points of one MSM chunk for every later call in the process
+/// (0: no cap), so tests run the multi-chunk path at small sizes. Results
+/// do not change, only how many chunks make them.
+void set_msm_chunk_cap_for_tests(size_t points);
+/// The cap set_msm_chunk_cap_for_tests left (0: none).
+size_t msm_chunk_cap_for_tests();
+
 /// Holds `bytes` of device memory until the handle drops.
 std::unique_ptr<DeviceReservation> reserve_device_memory(const GpuDevice& device,
                                                          uint64_t bytes);

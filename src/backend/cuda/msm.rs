@@ -506,3 +506,12 @@ pub fn reserve_device_memory(
         handle: ffi::reserve_device_memory(guard.ffi_device(), bytes)?,
     })
 }
+
+/// Caps the points of one MSM chunk for every later MSM in this process
+/// (`None`: no cap), so tests can run the multi-chunk path (how MSMs larger
+/// than free device memory, or of 2^27 points, run) at small sizes. Results
+/// are the same with any cap; only their speed changes.
+#[doc(hidden)]
+pub fn set_msm_chunk_cap_for_tests(points: Option<usize>) {
+    ffi::set_msm_chunk_cap_for_tests(points.unwrap_or(0));
+}
