@@ -24,7 +24,7 @@ use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
-use std::sync::{RwLock, RwLockReadGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Each test opens its own `DeviceMutex`es, so the harness's parallel tests
 /// meet on one device: the memory-pressure test holds this for writing (no
@@ -34,6 +34,13 @@ static DEVICE_MEMORY: RwLock<()> = RwLock::new(());
 fn shared_device_memory() -> RwLockReadGuard<'static, ()> {
     DEVICE_MEMORY
         .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The memory lock for writing: no other test runs MSMs meanwhile.
+fn exclusive_device_memory() -> RwLockWriteGuard<'static, ()> {
+    DEVICE_MEMORY
+        .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -841,9 +848,7 @@ impl Drop for ChunkCap {
 #[test]
 fn gpu_msm_in_many_chunks_matches_blstrs() {
     // Exclusive: the cap holds for every MSM in the process while it is set.
-    let _memory = DEVICE_MEMORY
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _memory = exclusive_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -906,9 +911,7 @@ fn gpu_msm_in_many_chunks_matches_blstrs() {
 
 #[test]
 fn gpu_request_too_large_for_memory_is_an_error_and_device_stays_usable() {
-    let _memory = DEVICE_MEMORY
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _memory = exclusive_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
