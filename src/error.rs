@@ -22,6 +22,14 @@ pub enum Error {
     /// A pre-compiled circuit shape was used with a circuit of another shape.
     #[error("the circuit does not match the recorded shape: {0}")]
     ShapeMismatch(String),
+    /// The witness does not satisfy a recorded constraint (A·B ≠ C in that
+    /// row): the circuit is wrong, or its shape differs from the recorded one
+    /// while its counts agree. No proof is made from it.
+    #[error("the witness does not satisfy constraint {constraint} of the recorded shape")]
+    Unsatisfied {
+        /// The first row whose A·B differs from C.
+        constraint: usize,
+    },
     /// The circuit panicked while synthesizing; the panic was caught.
     #[error("circuit synthesis panicked: {0}")]
     CircuitPanicked(String),

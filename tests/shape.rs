@@ -179,3 +179,90 @@ fn a_sub_system_using_one_in_b_marks_our_one() {
     assert!(direct.b_input_density.is_used(0));
     assert_eq!(direct, shape.synthesize(circuit()).unwrap());
 }
+
+/// x·x = y with y's value given apart from x: a wrong y leaves the shape's
+/// counts intact and its one constraint unsatisfied.
+struct SquareWithClaimedValue {
+    x: Option<Scalar>,
+    y: Option<Scalar>,
+}
+
+impl Circuit<Scalar> for SquareWithClaimedValue {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let x = cs.alloc(|| "x", || self.x.ok_or(SynthesisError::AssignmentMissing))?;
+        let y = cs.alloc(|| "y", || self.y.ok_or(SynthesisError::AssignmentMissing))?;
+        cs.enforce(|| "x*x=y", |lc| lc + x, |lc| lc + x, |lc| lc + y);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_witness_that_breaks_a_constraint_is_refused() {
+    let shape = CircuitShape::record(SquareWithClaimedValue { x: None, y: None }).unwrap();
+    // 0 and 1 take the check's short cuts; the others its product.
+    for x in [0u64, 1, 2, 7]
+        .map(Scalar::from)
+        .into_iter()
+        .chain([-Scalar::ONE])
+    {
+        let circuit = |y| SquareWithClaimedValue {
+            x: Some(x),
+            y: Some(y),
+        };
+        assert_eq!(
+            shape.synthesize(circuit(x.square())).unwrap(),
+            synthesize(circuit(x.square())).unwrap()
+        );
+        let err = shape
+            .synthesize(circuit(x.square() + Scalar::ONE))
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Unsatisfied { constraint: 0 }),
+            "x = {x:?}: {err}"
+        );
+    }
+}
+
+/// Takes the square of x, or of x + 1 when its two variables' handles are
+/// equal: what a circuit that told variables apart by handle could do. The
+/// counts are the same either way, so only the satisfaction check sees it.
+struct TellsVariablesApart(Option<Scalar>);
+
+impl Circuit<Scalar> for TellsVariablesApart {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let x = cs.alloc(|| "x", || self.0.ok_or(SynthesisError::AssignmentMissing))?;
+        let probe = cs.alloc(|| "probe", || Ok(Scalar::ZERO))?;
+        let bump = if probe == x {
+            Scalar::ONE
+        } else {
+            Scalar::ZERO
+        };
+        let y = cs.alloc(
+            || "y",
+            || {
+                let x = self.0.ok_or(SynthesisError::AssignmentMissing)?;
+                Ok((x + bump).square())
+            },
+        )?;
+        cs.enforce(|| "x*x=y", |lc| lc + x, |lc| lc + x, |lc| lc + y);
+        cs.enforce(
+            || "probe*1=0",
+            |lc| lc + probe,
+            |lc| lc + CS::one(),
+            |lc| lc,
+        );
+        Ok(())
+    }
+}
+
+#[test]
+fn a_circuit_that_tells_variables_apart_is_refused_not_misproved() {
+    let circuit = || TellsVariablesApart(Some(Scalar::from(5u64)));
+    // Direct synthesis hands out distinct variables: the circuit is satisfied.
+    let direct = synthesize(circuit()).unwrap();
+    assert_eq!(direct.a[0] * direct.b[0], direct.c[0]);
+    // The witness-only system's placeholders are all alike.
+    let shape = CircuitShape::record(TellsVariablesApart(None)).unwrap();
+    let err = shape.synthesize(circuit()).unwrap_err();
+    assert!(matches!(err, Error::Unsatisfied { constraint: 0 }), "{err}");
+}

@@ -136,27 +136,30 @@ impl SparseMatrix {
         (0..self.num_rows())
             .into_par_iter()
             .with_min_len(1024)
-            .map(|row| {
-                let (start, end) = (
-                    self.row_starts[row] as usize,
-                    self.row_starts[row + 1] as usize,
-                );
-                let mut acc = Scalar::ZERO;
-                for k in start..end {
-                    let c = self.columns[k];
-                    let value = if c & AUX_FLAG != 0 {
-                        aux[(c & !AUX_FLAG) as usize]
-                    } else {
-                        input[c as usize]
-                    };
-                    acc += match self.coefficients[k] {
-                        UNIT => value,
-                        slot => value * self.constants[slot as usize],
-                    };
-                }
-                acc
-            })
+            .map(|row| self.row_times(row, input, aux))
             .collect()
+    }
+
+    /// Row `row` times the witness.
+    pub fn row_times(&self, row: usize, input: &[Scalar], aux: &[Scalar]) -> Scalar {
+        let (start, end) = (
+            self.row_starts[row] as usize,
+            self.row_starts[row + 1] as usize,
+        );
+        let mut acc = Scalar::ZERO;
+        for k in start..end {
+            let c = self.columns[k];
+            let value = if c & AUX_FLAG != 0 {
+                aux[(c & !AUX_FLAG) as usize]
+            } else {
+                input[c as usize]
+            };
+            match self.coefficients[k] {
+                UNIT => acc += value,
+                slot => add_product(&mut acc, &value, &self.constants[slot as usize]),
+            }
+        }
+        acc
     }
 
     /// Calls `visit(row, variable, coefficient)` for every entry.
@@ -167,6 +170,35 @@ impl SparseMatrix {
             }
         }
     }
+}
+
+/// `acc += value · constant`, without the product where the value is 0 or 1:
+/// most of a witness is bits, and most non-unit coefficients multiply them.
+fn add_product(acc: &mut Scalar, value: &Scalar, constant: &Scalar) {
+    // Plain word comparisons: witness values are not secret from the prover,
+    // and the constant-time `==` costs more than the product it saves.
+    let words = montgomery_words(value);
+    if words == montgomery_words(&Scalar::ONE) {
+        *acc += constant;
+    } else if words != [0; 4] {
+        *acc += *value * constant;
+    }
+}
+
+/// Whether `a · b = c`, without the product where `a` is 0 or 1.
+pub(super) fn product_equals(a: &Scalar, b: &Scalar, c: &Scalar) -> bool {
+    let words = montgomery_words(a);
+    if words == [0; 4] {
+        montgomery_words(c) == [0; 4]
+    } else if words == montgomery_words(&Scalar::ONE) {
+        montgomery_words(b) == montgomery_words(c)
+    } else {
+        montgomery_words(&(*a * b)) == montgomery_words(c)
+    }
+}
+
+fn montgomery_words(value: &Scalar) -> [u64; 4] {
+    blst::blst_fr::from(*value).l
 }
 
 /// Little-endian binary form, for [`CircuitShape`](super::CircuitShape) files.

@@ -4,6 +4,7 @@ use bellpepper_core::{
 use blstrs::Scalar;
 use rayon::prelude::*;
 
+use super::matrix::product_equals;
 use super::Column;
 use super::{Assignment, Density, SparseMatrix, WitnessAssignment};
 use crate::Error;
@@ -142,7 +143,10 @@ impl CircuitShape {
         Ok(witness)
     }
 
-    /// Evaluates A, B, C for a witness computed elsewhere.
+    /// Evaluates A, B, C for a witness computed elsewhere, and checks that
+    /// A·B = C in every row: the witness and the constraints come from
+    /// separate runs of circuit code, so a mismatch between them is an
+    /// error here, not an invalid proof later.
     pub fn assign(&self, witness: WitnessAssignment) -> Result<Assignment, Error> {
         // The per-input constraints are the shape's own, not the circuit's.
         let circuit_constraints = self.num_constraints() - self.num_inputs;
@@ -164,16 +168,7 @@ impl CircuitShape {
                     .map_or("an uncounted number".to_string(), |n| n.to_string()),
             )));
         }
-        let (input, aux) = (&witness.input, &witness.aux);
-        let ((a, b), c) = rayon::join(
-            || {
-                rayon::join(
-                    || self.a.multiply(input, aux),
-                    || self.b.multiply(input, aux),
-                )
-            },
-            || self.c.multiply(input, aux),
-        );
+        let (a, b, c) = self.evaluate_checked(&witness.input, &witness.aux)?;
         Ok(Assignment {
             input: witness.input,
             aux: witness.aux,
@@ -195,6 +190,63 @@ impl CircuitShape {
             .into_par_iter()
             .map(|circuit| self.synthesize(circuit))
             .collect()
+    }
+}
+
+/// Rows evaluated per task: enough to amortize a task, few enough to spread.
+const ROWS_PER_TASK: usize = 4096;
+
+impl CircuitShape {
+    /// A, B and C times the witness in one pass over the rows, each row's
+    /// a·b = c checked as it is made (one product, while the values are hot).
+    #[allow(clippy::type_complexity)]
+    fn evaluate_checked(
+        &self,
+        input: &[Scalar],
+        aux: &[Scalar],
+    ) -> Result<(Vec<Scalar>, Vec<Scalar>, Vec<Scalar>), Error> {
+        let rows = self.num_constraints();
+        let (mut a, mut b, mut c) = (
+            Vec::with_capacity(rows),
+            Vec::with_capacity(rows),
+            Vec::with_capacity(rows),
+        );
+        let first_unsatisfied = a.spare_capacity_mut()[..rows]
+            .par_chunks_mut(ROWS_PER_TASK)
+            .zip(b.spare_capacity_mut()[..rows].par_chunks_mut(ROWS_PER_TASK))
+            .zip(c.spare_capacity_mut()[..rows].par_chunks_mut(ROWS_PER_TASK))
+            .enumerate()
+            .filter_map(|(task, ((a, b), c))| {
+                let first_row = task * ROWS_PER_TASK;
+                let mut unsatisfied = None;
+                for (i, ((a, b), c)) in a.iter_mut().zip(b).zip(c).enumerate() {
+                    let row = first_row + i;
+                    let (va, vb, vc) = (
+                        self.a.row_times(row, input, aux),
+                        self.b.row_times(row, input, aux),
+                        self.c.row_times(row, input, aux),
+                    );
+                    if unsatisfied.is_none() && !product_equals(&va, &vb, &vc) {
+                        unsatisfied = Some(row);
+                    }
+                    a.write(va);
+                    b.write(vb);
+                    c.write(vc);
+                }
+                unsatisfied
+            })
+            .min();
+        if let Some(constraint) = first_unsatisfied {
+            return Err(Error::Unsatisfied { constraint });
+        }
+        // SAFETY: the pass above wrote each of the first `rows` slots of all
+        // three vectors (the chunks cover them, and every chunk runs to its end).
+        unsafe {
+            a.set_len(rows);
+            b.set_len(rows);
+            c.set_len(rows);
+        }
+        Ok((a, b, c))
     }
 }
 

@@ -2,9 +2,21 @@ use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError
 use blstrs::Scalar;
 use ff::Field;
 
+/// The variables a [`WitnessAssignment`] hands out.
+const PLACEHOLDER_AUX: Variable = Variable(Index::Aux(0));
+const PLACEHOLDER_INPUT: Variable = Variable(Index::Input(0));
+
 /// A witness-only constraint system: records variable values and never builds
 /// a linear combination (enforce's closures are not called). Used with a
 /// recorded [`CircuitShape`](super::CircuitShape), which supplies the constraints.
+///
+/// Every variable it hands out is the same placeholder (one for aux
+/// variables, one for inputs). Nothing reads them here, and the linear
+/// combinations that gadgets build outside `enforce` (SHA-256's additions,
+/// bit packing) then stay one term long instead of growing, re-sorting and
+/// being scaled term by term. A circuit must not tell its variables apart
+/// by their handles; none of bellpepper's, neptune's or Filecoin's gadgets
+/// do, and the shape's satisfaction check refuses a witness that went wrong.
 #[derive(Debug, Clone)]
 pub struct WitnessAssignment {
     /// Public inputs, the constant one first.
@@ -75,7 +87,7 @@ impl ConstraintSystem<Scalar> for WitnessAssignment {
         AR: Into<String>,
     {
         self.aux.push(f()?);
-        Ok(Variable(Index::Aux(self.aux.len() - 1)))
+        Ok(PLACEHOLDER_AUX)
     }
 
     fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
@@ -85,7 +97,7 @@ impl ConstraintSystem<Scalar> for WitnessAssignment {
         AR: Into<String>,
     {
         self.input.push(f()?);
-        Ok(Variable(Index::Input(self.input.len() - 1)))
+        Ok(PLACEHOLDER_INPUT)
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
