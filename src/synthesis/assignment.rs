@@ -2,6 +2,7 @@ use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError
 use blstrs::Scalar;
 use ff::Field;
 
+use super::products::{add_product, is_zero};
 use super::Density;
 
 /// Everything the prover needs from one synthesized circuit: the witness,
@@ -69,32 +70,24 @@ fn evaluate(
 ) -> Scalar {
     let mut acc = Scalar::ZERO;
     for (&index, coeff) in lc.iter_inputs() {
-        if bool::from(coeff.is_zero()) {
+        if is_zero(coeff) {
             continue;
         }
-        acc += scaled(input[index], coeff);
+        add_product(&mut acc, &input[index], coeff);
         if let Some(d) = input_density.as_deref_mut() {
             d.mark(index);
         }
     }
     for (&index, coeff) in lc.iter_aux() {
-        if bool::from(coeff.is_zero()) {
+        if is_zero(coeff) {
             continue;
         }
-        acc += scaled(aux[index], coeff);
+        add_product(&mut acc, &aux[index], coeff);
         if let Some(d) = aux_density.as_deref_mut() {
             d.mark(index);
         }
     }
     acc
-}
-
-fn scaled(value: Scalar, coeff: &Scalar) -> Scalar {
-    if *coeff == Scalar::ONE {
-        value
-    } else {
-        value * coeff
-    }
 }
 
 impl ConstraintSystem<Scalar> for ProvingAssignment {

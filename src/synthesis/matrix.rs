@@ -5,6 +5,8 @@ use blstrs::Scalar;
 use ff::{Field, PrimeField};
 use rayon::prelude::*;
 
+use super::products::add_product;
+
 /// Marks a column as an aux variable; without it the column is an input.
 const AUX_FLAG: u32 = 1 << 31;
 /// Coefficient slot meaning "one": most coefficients are, and store no scalar.
@@ -170,35 +172,6 @@ impl SparseMatrix {
             }
         }
     }
-}
-
-/// `acc += value · constant`, without the product where the value is 0 or 1:
-/// most of a witness is bits, and most non-unit coefficients multiply them.
-fn add_product(acc: &mut Scalar, value: &Scalar, constant: &Scalar) {
-    // Plain word comparisons: witness values are not secret from the prover,
-    // and the constant-time `==` costs more than the product it saves.
-    let words = montgomery_words(value);
-    if words == montgomery_words(&Scalar::ONE) {
-        *acc += constant;
-    } else if words != [0; 4] {
-        *acc += *value * constant;
-    }
-}
-
-/// Whether `a · b = c`, without the product where `a` is 0 or 1.
-pub(super) fn product_equals(a: &Scalar, b: &Scalar, c: &Scalar) -> bool {
-    let words = montgomery_words(a);
-    if words == [0; 4] {
-        montgomery_words(c) == [0; 4]
-    } else if words == montgomery_words(&Scalar::ONE) {
-        montgomery_words(b) == montgomery_words(c)
-    } else {
-        montgomery_words(&(*a * b)) == montgomery_words(c)
-    }
-}
-
-fn montgomery_words(value: &Scalar) -> [u64; 4] {
-    blst::blst_fr::from(*value).l
 }
 
 /// Little-endian binary form, for [`CircuitShape`](super::CircuitShape) files.

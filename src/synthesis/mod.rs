@@ -9,7 +9,9 @@
 
 mod assignment;
 mod density;
+mod huge_pages;
 mod matrix;
+mod products;
 mod shape;
 mod shape_file;
 mod witness;

@@ -4,7 +4,8 @@ use bellpepper_core::{
 use blstrs::Scalar;
 use rayon::prelude::*;
 
-use super::matrix::product_equals;
+use super::huge_pages;
+use super::products::product_equals;
 use super::Column;
 use super::{Assignment, Density, SparseMatrix, WitnessAssignment};
 use crate::Error;
@@ -211,6 +212,9 @@ impl CircuitShape {
             Vec::with_capacity(rows),
             Vec::with_capacity(rows),
         );
+        for v in [&mut a, &mut b, &mut c] {
+            huge_pages::advise(v.spare_capacity_mut());
+        }
         let first_unsatisfied = a.spare_capacity_mut()[..rows]
             .par_chunks_mut(ROWS_PER_TASK)
             .zip(b.spare_capacity_mut()[..rows].par_chunks_mut(ROWS_PER_TASK))

@@ -51,6 +51,7 @@ impl WitnessAssignment {
             .input
             .reserve(inputs.saturating_sub(witness.input.len()));
         witness.aux.reserve(aux);
+        super::huge_pages::advise(witness.aux.spare_capacity_mut());
         witness
     }
 }
