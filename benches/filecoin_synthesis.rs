@@ -21,7 +21,9 @@ use bellpepper_core::Circuit;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, SamplingMode};
 use env::env_or;
 use filecoin::{PorepCircuit, PorepConfig};
-use groth16_gpu::synthesis::{synthesize, Assignment, CircuitShape, WitnessAssignment};
+use groth16_gpu::synthesis::{
+    synthesize, synthesize_batch, Assignment, CircuitShape, WitnessAssignment,
+};
 use rand_core::OsRng;
 use rayon::prelude::*;
 
@@ -149,6 +151,15 @@ fn bench_porep_synthesis(c: &mut Criterion) {
                     .collect::<Result<Vec<_>, _>>()
                     .unwrap()
             },
+            BatchSize::PerIteration,
+        )
+    });
+    // create_proof_batch's synthesis: no shape beforehand; the first
+    // partition is recorded while the others compute their witnesses.
+    group.bench_function(format!("{n}_partitions/ours_batch"), |b| {
+        b.iter_batched(
+            all,
+            |cs| synthesize_batch(cs).unwrap(),
             BatchSize::PerIteration,
         )
     });

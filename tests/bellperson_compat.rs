@@ -106,6 +106,13 @@ where
     let direct = create_proof(circuit.clone(), &ours, r, s).unwrap();
     assert_eq!(direct.to_bytes().to_vec(), their_proof_bytes, "direct path");
 
+    // The batch records the first circuit's shape as it synthesizes it; the
+    // others take the witness-only path.
+    let batch =
+        groth16_gpu::create_proof_batch(vec![circuit.clone(); 3], &ours, vec![r; 3], vec![s; 3])
+            .unwrap();
+    assert!(batch.iter().all(|proof| *proof == direct), "batch path");
+
     let shape = CircuitShape::record(blank).unwrap();
     let recorded = shape.synthesize(circuit.clone()).unwrap();
     assert_eq!(

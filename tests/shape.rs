@@ -8,7 +8,7 @@ use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use circuits::*;
 use ff::Field;
-use groth16_gpu::synthesis::{synthesize, CircuitShape};
+use groth16_gpu::synthesis::{synthesize, synthesize_batch, CircuitShape};
 use groth16_gpu::Error;
 use rand_core::OsRng;
 
@@ -265,4 +265,46 @@ fn a_circuit_that_tells_variables_apart_is_refused_not_misproved() {
     let shape = CircuitShape::record(TellsVariablesApart(None)).unwrap();
     let err = shape.synthesize(circuit()).unwrap_err();
     assert!(matches!(err, Error::Unsatisfied { constraint: 0 }), "{err}");
+}
+
+#[test]
+fn a_batch_synthesizes_as_each_circuit_alone() {
+    let steps = 50;
+    let circuits: Vec<FieldHeavy> = random_scalars(4, &mut OsRng)
+        .into_iter()
+        .map(|start| FieldHeavy { steps, start })
+        .collect();
+    for n in 0..=circuits.len() {
+        let batch = synthesize_batch(circuits[..n].to_vec()).unwrap();
+        let alone: Vec<_> = circuits[..n]
+            .iter()
+            .map(|c| synthesize(c.clone()).unwrap())
+            .collect();
+        assert_eq!(batch, alone, "{n} circuits");
+    }
+    // A circuit built in sub-systems, which the witness-only system extends.
+    let circuit = || OneInBOfASubSystem(Some(Scalar::from(3u64)));
+    assert_eq!(
+        synthesize_batch(vec![circuit(), circuit(), circuit()]).unwrap(),
+        vec![synthesize(circuit()).unwrap(); 3]
+    );
+}
+
+#[test]
+fn a_batch_refuses_a_circuit_of_another_shape() {
+    let x = Scalar::from(3u64);
+    let square = |y| SquareWithClaimedValue {
+        x: Some(x),
+        y: Some(y),
+    };
+    let err =
+        synthesize_batch(vec![square(x.square()), square(x.square() + Scalar::ONE)]).unwrap_err();
+    assert!(matches!(err, Error::Unsatisfied { constraint: 0 }), "{err}");
+    let start = Some(Scalar::ONE);
+    let err = synthesize_batch(vec![
+        FieldHeavy { steps: 10, start },
+        FieldHeavy { steps: 11, start },
+    ])
+    .unwrap_err();
+    assert!(matches!(err, Error::ShapeMismatch(_)), "{err}");
 }

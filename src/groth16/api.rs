@@ -17,7 +17,7 @@ use super::prover::check_batch_lengths;
 use super::{prove, Proof};
 use crate::error::panic_message;
 use crate::params::ProvingKey;
-use crate::synthesis::{synthesize, Assignment};
+use crate::synthesis::{synthesize, synthesize_batch, Assignment};
 use crate::Error;
 
 /// Synthesizes `circuit` and proves it with the given `r` and `s`.
@@ -56,6 +56,13 @@ pub fn create_random_proof<C: Circuit<Scalar>, R: RngCore>(
 }
 
 /// Synthesizes the circuits in parallel and proves each with its `r` and `s`.
+///
+/// Circuits proved with one key share one shape: the first is recorded and
+/// the rest compute only their witnesses ([`synthesize_batch`]), so a
+/// circuit that does not fit the first one's constraints is an error rather
+/// than an invalid proof.
+///
+/// [`synthesize_batch`]: crate::synthesis::synthesize_batch
 pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     circuits: Vec<C>,
     key: &ProvingKey,
@@ -63,10 +70,7 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     s_s: Vec<Scalar>,
 ) -> Result<Vec<Proof>, Error> {
     check_batch_lengths(circuits.len(), r_s.len(), s_s.len())?;
-    let assignments = circuits
-        .into_par_iter()
-        .map(synthesize)
-        .collect::<Result<Vec<_>, _>>()?;
+    let assignments = synthesize_batch(circuits)?;
     with_backend(key, |prove| {
         assignments
             .iter()

@@ -12,6 +12,7 @@ mod density;
 mod huge_pages;
 mod matrix;
 mod products;
+mod recorder;
 mod shape;
 mod shape_file;
 mod witness;
@@ -25,6 +26,7 @@ pub use witness::WitnessAssignment;
 use bellpepper_core::{Circuit, ConstraintSystem, Index, Variable};
 use blstrs::Scalar;
 use ff::Field;
+use rayon::prelude::*;
 
 use crate::Error;
 
@@ -44,4 +46,41 @@ pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Assignment, Error> {
         );
     }
     Ok(cs.into_assignment())
+}
+
+/// Synthesizes circuits of one shape, such as the partitions of a proof or
+/// any circuits proved with one key: the first circuit's shape is recorded
+/// while it is synthesized, the others meanwhile compute only their
+/// witnesses, and each is then evaluated from the recorded matrices.
+///
+/// Gives what [`synthesize`] gives each circuit. A circuit whose witness
+/// does not fit the first one's constraints is an error
+/// ([`Error::ShapeMismatch`] or [`Error::Unsatisfied`]): with one key, at
+/// most one of the two could have made a valid proof.
+pub fn synthesize_batch<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+) -> Result<Vec<Assignment>, Error> {
+    if circuits.len() < 2 {
+        return circuits.into_iter().map(synthesize).collect();
+    }
+    let mut circuits = circuits.into_iter();
+    let first = circuits.next().expect("two or more circuits");
+    let rest: Vec<C> = circuits.collect();
+    let (recorded, witnesses) = rayon::join(
+        || CircuitShape::record_with_witness(first),
+        || {
+            rest.into_par_iter()
+                .map(|circuit| {
+                    let mut witness = WitnessAssignment::counting();
+                    circuit.synthesize(&mut witness)?;
+                    Ok(witness)
+                })
+                .collect::<Result<Vec<_>, Error>>()
+        },
+    );
+    let (shape, first_witness) = recorded?;
+    std::iter::once(first_witness)
+        .chain(witnesses?)
+        .map(|witness| shape.assign(witness))
+        .collect()
 }

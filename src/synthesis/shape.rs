@@ -1,11 +1,10 @@
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::Circuit;
 use blstrs::Scalar;
 use rayon::prelude::*;
 
 use super::huge_pages;
 use super::products::product_equals;
+use super::recorder::ShapeRecorder;
 use super::Column;
 use super::{Assignment, Density, SparseMatrix, WitnessAssignment};
 use crate::Error;
@@ -44,15 +43,6 @@ pub struct CircuitShape {
     b_aux_density: Density,
 }
 
-/// Records constraints without evaluating anything; witness closures are not called.
-struct ShapeRecorder {
-    num_inputs: usize,
-    num_aux: usize,
-    a: SparseMatrix,
-    b: SparseMatrix,
-    c: SparseMatrix,
-}
-
 impl CircuitShape {
     /// A shape from its matrices; the densities follow from their entries.
     pub(super) fn from_matrices(
@@ -87,15 +77,18 @@ impl CircuitShape {
     /// Records the constraints of `circuit` (its witness values are not needed),
     /// with the constant one and the per-input constraints added as in bellperson.
     pub fn record<C: Circuit<Scalar>>(circuit: C) -> Result<Self, Error> {
-        let mut recorder = ShapeRecorder::new();
-        recorder.alloc_input(|| "one", || unreachable!())?;
-        circuit.synthesize(&mut recorder)?;
-        for i in 0..recorder.num_inputs {
-            recorder.a.push_unit_input_row(i);
-            recorder.b.push_empty_row();
-            recorder.c.push_empty_row();
-        }
-        Ok(recorder.finish())
+        Ok(ShapeRecorder::record(circuit, false)?.0)
+    }
+
+    /// [`record`](Self::record) from a circuit with values, computing its
+    /// witness in the same run: the first of many circuits of one shape
+    /// then needs no run of its own. Give the witness to
+    /// [`assign`](Self::assign).
+    pub fn record_with_witness<C: Circuit<Scalar>>(
+        circuit: C,
+    ) -> Result<(Self, WitnessAssignment), Error> {
+        let (shape, witness) = ShapeRecorder::record(circuit, true)?;
+        Ok((shape, witness.expect("recorded with values")))
     }
 
     /// Number of public inputs, the constant one included.
@@ -251,75 +244,5 @@ impl CircuitShape {
             c.set_len(rows);
         }
         Ok((a, b, c))
-    }
-}
-
-impl ShapeRecorder {
-    fn new() -> Self {
-        Self {
-            num_inputs: 0,
-            num_aux: 0,
-            a: SparseMatrix::new(),
-            b: SparseMatrix::new(),
-            c: SparseMatrix::new(),
-        }
-    }
-
-    fn finish(self) -> CircuitShape {
-        CircuitShape::from_matrices(self.num_inputs, self.num_aux, [self.a, self.b, self.c])
-    }
-}
-
-impl ConstraintSystem<Scalar> for ShapeRecorder {
-    type Root = Self;
-
-    fn new() -> Self {
-        ShapeRecorder::new()
-    }
-
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_aux += 1;
-        Ok(Variable(Index::Aux(self.num_aux - 1)))
-    }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_inputs += 1;
-        Ok(Variable(Index::Input(self.num_inputs - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        self.a.push_row(&a(LinearCombination::zero()));
-        self.b.push_row(&b(LinearCombination::zero()));
-        self.c.push_row(&c(LinearCombination::zero()));
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
     }
 }
