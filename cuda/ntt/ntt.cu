@@ -1,7 +1,7 @@
-// Radix-2 NTT over Fr on the device: bit-reversal in place, then one launch
-// per stage. Twiddles and coset powers are computed on the device (a table
-// of omega^j built from per-thread exponentiation), so nothing of size n is
-// computed on the host. Also the H polynomial of a proof, on buffers that
+// Radix-2 NTT over Fr on the device: bit-reversal in place, then passes of
+// up to three stages each (eight values per thread in registers). Twiddles
+// and coset powers are computed on the device from two small tables of
+// powers (see PowerTables), so nothing of size n is computed on the host. Also the H polynomial of a proof, on buffers that
 // stay on the device for the H MSM.
 #include <cuda_runtime.h>
 
@@ -44,21 +44,52 @@ __device__ Fr pow_fr(Fr base, uint64_t e) {
 
 unsigned blocks_for(size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
-__global__ void powers_kernel(Fr* out, size_t n, Fr base) {
+/// base^i for every i < n, from two small tables: scale · base^i =
+/// lo[i mod 2^lo_bits] · hi[i >> lo_bits], where lo[j] = scale · base^j and
+/// hi[k] = base^(k 2^lo_bits). A table of n powers then costs one product
+/// per value instead of an exponentiation per value.
+struct PowerTables {
+  const Fr* lo = nullptr;
+  const Fr* hi = nullptr;
+  int lo_bits = 0;
+
+  __device__ Fr at(size_t i) const {
+    return lo[i & ((size_t{1} << lo_bits) - 1)] * hi[i >> lo_bits];
+  }
+};
+
+/// Entries of the tables for indices below 2^log_n: lo first, then hi.
+struct TableSizes {
+  int lo_bits;
+  size_t lo_len, hi_len;
+  explicit TableSizes(int log_n)
+      : lo_bits((log_n + 1) / 2),
+        lo_len(size_t{1} << lo_bits),
+        hi_len(size_t{1} << (log_n - lo_bits)) {}
+  size_t total() const { return lo_len + hi_len; }
+};
+
+/// table[i] = scale · base^i for i < lo_len, then base^((i - lo_len) 2^lo_bits).
+__global__ void power_tables_kernel(Fr* table, size_t lo_len, size_t hi_len, int lo_bits,
+                                    Fr base, Fr scale) {
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) out[i] = pow_fr(base, i);
+  if (i < lo_len) {
+    table[i] = scale * pow_fr(base, i);
+  } else if (i < lo_len + hi_len) {
+    table[i] = pow_fr(base, (i - lo_len) << lo_bits);
+  }
 }
 
-/// values[i] *= base^i.
-__global__ void distribute_powers_kernel(Fr* values, size_t n, Fr base) {
+/// out[i] = tables.at(i).
+__global__ void powers_kernel(Fr* out, size_t n, PowerTables tables) {
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) values[i] = values[i] * pow_fr(base, i);
+  if (i < n) out[i] = tables.at(i);
 }
 
-/// values[i] *= scale · base^i.
-__global__ void scale_powers_kernel(Fr* values, size_t n, Fr scale, Fr base) {
+/// values[i] *= tables.at(i).
+__global__ void multiply_powers_kernel(Fr* values, size_t n, PowerTables tables) {
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) values[i] = values[i] * scale * pow_fr(base, i);
+  if (i < n) values[i] = values[i] * tables.at(i);
 }
 
 /// Swaps values[i] and values[rev(i)] once per pair.
@@ -81,20 +112,45 @@ __global__ void quotient_kernel(Fr* a, const Fr* b, const Fr* c, size_t n, Fr z_
   if (i < n) a[i] = (a[i] * b[i] - c[i]) * z_inv;
 }
 
-/// One decimation-in-time stage: butterflies of half-size 2^s, one per thread.
-__global__ void stage_kernel(Fr* values, size_t n, int s, const Fr* twiddles) {
+/// Stages s .. s + R - 1 of the decimation-in-time transform in one pass
+/// over memory: each thread loads the 2^R values those stages combine (at
+/// stride 2^s) and runs their butterflies in registers, each with the
+/// twiddle and in the order the radix-2 stage would use. Two blocks per
+/// SM at least: eight values take ~130 registers, which left one block
+/// (8 warps) per SM and the pass latency-bound.
+template <int R>
+__global__ void __launch_bounds__(kThreads, 2) stages_kernel(Fr* values, size_t n, int s, const Fr* twiddles) {
+  constexpr int kValues = 1 << R;
   size_t t = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (t >= n / 2) return;
-  size_t half = size_t{1} << s;
-  size_t j = t & (half - 1);
-  size_t lo = ((t >> s) << (s + 1)) | j;
-  size_t hi = lo + half;
-  Fr w = twiddles[j * (n / (2 * half))];
-  Fr u = values[lo];
-  Fr v = values[hi] * w;
-  values[lo] = u + v;
-  values[hi] = u - v;
+  if (t >= (n >> R)) return;
+  size_t stride = size_t{1} << s;
+  size_t j = t & (stride - 1);
+  size_t first = ((t >> s) << (s + R)) | j;
+  Fr x[kValues];
+#pragma unroll
+  for (int m = 0; m < kValues; m++) x[m] = values[first + m * stride];
+#pragma unroll
+  for (int q = 0; q < R; q++) {
+    // Stage s + q: butterflies of half-size 2^(s+q); the partner of value
+    // m (bit q clear) is m + 2^q, and its position within the half is
+    // j + (m mod 2^q) 2^s.
+    size_t twiddle_step = n >> (s + q + 1);
+#pragma unroll
+    for (int m = 0; m < kValues; m++) {
+      if (m & (1 << q)) continue;
+      size_t position = j + (static_cast<size_t>(m & ((1 << q) - 1)) << s);
+      Fr v = x[m | (1 << q)] * twiddles[position * twiddle_step];
+      Fr u = x[m];
+      x[m] = u + v;
+      x[m | (1 << q)] = u - v;
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < kValues; m++) values[first + m * stride] = x[m];
 }
+
+/// Stages per pass: 8 values per thread stay in registers.
+constexpr int kStagesPerPass = 3;
 
 void check_launch(const char* what) {
   cudaError_t e = cudaGetLastError();
@@ -108,7 +164,8 @@ void check_launch(const char* what) {
 /// memory is stream-ordered (cudaMallocAsync / cudaFreeAsync): a plain
 /// cudaFree waits for the whole device, stalling a proof that runs beside.
 struct NttResources {
-  Fr* buffers[3] = {nullptr, nullptr, nullptr};
+  static constexpr int kSlots = 8;
+  Fr* buffers[kSlots] = {};
   cudaEvent_t start = nullptr, stop = nullptr;
   cudaStream_t stream = nullptr;
   NttResources() {
@@ -166,34 +223,55 @@ int checked_log(size_t n) {
   return log_n;
 }
 
-/// twiddles[j] = omega^j for j < n / 2.
-void fill_twiddles(Fr* twiddles, size_t n, Fr omega, cudaStream_t stream) {
-  if (n < 2) return;
-  powers_kernel<<<blocks_for(n / 2), kThreads, 0, stream>>>(twiddles, n / 2, omega);
-  check_launch("powers_kernel");
+/// Builds scale · base^i tables for i < 2^log_n in resources slot `slot`.
+PowerTables power_tables(NttResources& r, int slot, int log_n, Fr base, Fr scale) {
+  TableSizes sizes(log_n);
+  Fr* table = r.allocate(slot, sizes.total(), "an NTT's power tables");
+  power_tables_kernel<<<blocks_for(sizes.total()), kThreads, 0, r.stream>>>(
+      table, sizes.lo_len, sizes.hi_len, sizes.lo_bits, base, scale);
+  check_launch("power_tables_kernel");
+  return PowerTables{table, table + sizes.lo_len, sizes.lo_bits};
 }
 
-/// In place on the device: values[i] *= pre^i (if pre), the transform with
-/// the root whose powers `twiddles` holds, values[i] *= scale · post^i.
-void transform(Fr* values, size_t n, int log_n, const Fr* twiddles, const Fr* pre,
-               const Fr* scale, const Fr* post, cudaStream_t stream) {
+/// twiddles[j] = omega^j for j < n / 2, in resources slot `slot`.
+Fr* twiddles_for(NttResources& r, int slot, int tables_slot, int log_n, Fr omega) {
+  size_t half = (size_t{1} << log_n) / 2;
+  Fr* twiddles = r.allocate(slot, half, "an NTT's twiddles");
+  if (half > 0) {
+    PowerTables tables = power_tables(r, tables_slot, log_n, omega, Fr::one());
+    powers_kernel<<<blocks_for(half), kThreads, 0, r.stream>>>(twiddles, half, tables);
+    check_launch("powers_kernel");
+  }
+  return twiddles;
+}
+
+/// In place on the device: values[i] *= pre.at(i) (if pre), the transform
+/// with the root whose powers `twiddles` holds, values[i] *= post.at(i)
+/// (if post: the scale and the inverse coset's powers).
+void transform(Fr* values, size_t n, int log_n, const Fr* twiddles, const PowerTables* pre,
+               const PowerTables* post, cudaStream_t stream) {
   if (pre) {
-    distribute_powers_kernel<<<blocks_for(n), kThreads, 0, stream>>>(values, n, *pre);
-    check_launch("distribute_powers_kernel");
+    multiply_powers_kernel<<<blocks_for(n), kThreads, 0, stream>>>(values, n, *pre);
+    check_launch("multiply_powers_kernel (pre)");
   }
   if (n > 1) {
     bit_reverse_kernel<<<blocks_for(n), kThreads, 0, stream>>>(values, n, log_n);
     check_launch("bit_reverse_kernel");
-    for (int s = 0; s < log_n; s++) {
-      stage_kernel<<<blocks_for(n / 2), kThreads, 0, stream>>>(values, n, s, twiddles);
-      check_launch("stage_kernel");
+    for (int s = 0; s < log_n;) {
+      int stages = std::min(kStagesPerPass, log_n - s);
+      unsigned blocks = blocks_for(n >> stages);
+      switch (stages) {
+        case 1: stages_kernel<1><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles); break;
+        case 2: stages_kernel<2><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles); break;
+        default: stages_kernel<3><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles); break;
+      }
+      check_launch("stages_kernel");
+      s += stages;
     }
   }
-  if (scale || post) {
-    Fr one = Fr::one();
-    scale_powers_kernel<<<blocks_for(n), kThreads, 0, stream>>>(values, n, scale ? *scale : one,
-                                                                post ? *post : one);
-    check_launch("scale_powers_kernel");
+  if (post) {
+    multiply_powers_kernel<<<blocks_for(n), kThreads, 0, stream>>>(values, n, *post);
+    check_launch("multiply_powers_kernel (post)");
   }
 }
 
@@ -219,13 +297,15 @@ void ntt_fr(const GpuDevice& device, uint64_t* values, size_t n, const uint64_t*
 
   NttResources r;
   Fr* d_values = r.allocate(0, n, "an NTT's values");
-  Fr* twiddles = r.allocate(1, n / 2, "an NTT's twiddles");
   r.begin();
   G16_CUDA_CHECK(cudaMemcpyAsync(d_values, values, n * sizeof(Fr), cudaMemcpyHostToDevice,
                                  r.stream));
-  fill_twiddles(twiddles, n, fr_from_words(omega), r.stream);
-  transform(d_values, n, log_n, twiddles, pre_coset ? &pre : nullptr, scale ? &factor : nullptr,
-            post_coset ? &post : nullptr, r.stream);
+  const Fr* twiddles = twiddles_for(r, 1, 2, log_n, fr_from_words(omega));
+  PowerTables pre_tables, post_tables;
+  if (pre_coset) pre_tables = power_tables(r, 3, log_n, pre, Fr::one());
+  if (scale || post_coset) post_tables = power_tables(r, 4, log_n, post, factor);
+  transform(d_values, n, log_n, twiddles, pre_coset ? &pre_tables : nullptr,
+            scale || post_coset ? &post_tables : nullptr, r.stream);
   G16_CUDA_CHECK(cudaMemcpyAsync(values, d_values, n * sizeof(Fr), cudaMemcpyDeviceToHost,
                                  r.stream));
   r.end(device_ms);
@@ -245,22 +325,23 @@ void h_polynomial(const GpuDevice& device, const DeviceScalars& a, const DeviceS
            &z_inv = k[5];
 
   NttResources r;
-  Fr* forward = r.allocate(0, m / 2, "the H polynomial's twiddles");
-  Fr* inverse = r.allocate(1, m / 2, "the H polynomial's inverse twiddles");
   r.begin();
-  fill_twiddles(forward, m, omega, r.stream);
-  fill_twiddles(inverse, m, omega_inv, r.stream);
+  const Fr* forward = twiddles_for(r, 0, 1, log_m, omega);
+  const Fr* inverse = twiddles_for(r, 2, 3, log_m, omega_inv);
+  PowerTables coset = power_tables(r, 4, log_m, g, Fr::one());
+  PowerTables scale = power_tables(r, 5, log_m, Fr::one(), m_inv);
+  PowerTables scale_uncoset = power_tables(r, 6, log_m, g_inv, m_inv);
   Fr* values[3] = {static_cast<Fr*>(a.data()), static_cast<Fr*>(b.data()),
                    static_cast<Fr*>(c.data())};
   // Evaluations on the domain -> coefficients -> evaluations on the coset.
   for (Fr* v : values) {
-    transform(v, m, log_m, inverse, nullptr, &m_inv, nullptr, r.stream);
-    transform(v, m, log_m, forward, &g, nullptr, nullptr, r.stream);
+    transform(v, m, log_m, inverse, nullptr, &scale, r.stream);
+    transform(v, m, log_m, forward, &coset, nullptr, r.stream);
   }
   quotient_kernel<<<blocks_for(m), kThreads, 0, r.stream>>>(values[0], values[1], values[2], m,
                                                             z_inv);
   check_launch("quotient_kernel");
-  transform(values[0], m, log_m, inverse, nullptr, &m_inv, &g_inv, r.stream);
+  transform(values[0], m, log_m, inverse, nullptr, &scale_uncoset, r.stream);
   r.end(device_ms);
 }
 
