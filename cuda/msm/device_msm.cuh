@@ -32,6 +32,23 @@ constexpr uint32_t kDevicePerTask = 32;
 /// shorter walk but its own multiplication by j L) measured slower on the
 /// H200: G1 2^20 40.1 -> 43.5 ms, G2 2^20 142.6 -> 155.5 ms.
 constexpr uint32_t kDeviceSegment = 32;
+/// Window-reduction threads below which segments get shorter. A small
+/// MSM's 13-bit windows (20 x 4096 buckets) made 2,560 segments of 32:
+/// under one warp per SM, each walking its 32 buckets one after another
+/// (the G2 reduction of a Filecoin proof's sparse MSM took 4.7 ms).
+constexpr size_t kMinSegmentThreads = 16384;
+/// The shortest segment.
+constexpr uint32_t kMinSegment = 4;
+
+/// Buckets per window segment for geometry g (a power of two dividing
+/// g.buckets): kDeviceSegment, shortened while too few segments result.
+inline uint32_t segment_length(Geometry g) {
+  uint32_t len = std::min(g.buckets, kDeviceSegment);
+  while (len > kMinSegment && size_t(g.windows) * (g.buckets / len) < kMinSegmentThreads) {
+    len /= 2;
+  }
+  return len;
+}
 /// Smallest chunk worth running; below it the call reports out-of-memory.
 constexpr size_t kMinChunk = 1 << 12;
 /// A chunk's entries (points x windows) stay at or below 2^30: cub takes
@@ -204,7 +221,7 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   G16_CUDA_CHECK(cudaGetLastError());
 
   // Window reduction: segments, then each window's row of segments.
-  uint32_t seg_len = std::min(g.buckets, kDeviceSegment);
+  uint32_t seg_len = segment_length(g);
   uint32_t segs = g.buckets / seg_len;
   window_segments_kernel<F><<<grid_for(size_t(g.windows) * segs), kBlock, 0, stream>>>(
       s.buckets, g, seg_len, s.parts[0]);
