@@ -1,8 +1,9 @@
 // Radix-2 NTT over Fr on the device: bit-reversal in place, then passes of
 // up to three stages each (eight values per thread in registers). Twiddles
 // and coset powers are computed on the device from two small tables of
-// powers (see PowerTables), so nothing of size n is computed on the host. Also the H polynomial of a proof, on buffers that
-// stay on the device for the H MSM.
+// powers (see PowerTables), so nothing of size n is computed on the host.
+// Also the H polynomial of a proof, on buffers that stay on the device for
+// the H MSM.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -119,7 +120,8 @@ __global__ void quotient_kernel(Fr* a, const Fr* b, const Fr* c, size_t n, Fr z_
 /// SM at least: eight values take ~130 registers, which left one block
 /// (8 warps) per SM and the pass latency-bound.
 template <int R>
-__global__ void __launch_bounds__(kThreads, 2) stages_kernel(Fr* values, size_t n, int s, const Fr* twiddles) {
+__global__ void __launch_bounds__(kThreads, 2)
+    stages_kernel(Fr* values, size_t n, int s, const Fr* twiddles) {
   constexpr int kValues = 1 << R;
   size_t t = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (t >= (n >> R)) return;
@@ -261,9 +263,15 @@ void transform(Fr* values, size_t n, int log_n, const Fr* twiddles, const PowerT
       int stages = std::min(kStagesPerPass, log_n - s);
       unsigned blocks = blocks_for(n >> stages);
       switch (stages) {
-        case 1: stages_kernel<1><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles); break;
-        case 2: stages_kernel<2><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles); break;
-        default: stages_kernel<3><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles); break;
+        case 1:
+          stages_kernel<1><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles);
+          break;
+        case 2:
+          stages_kernel<2><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles);
+          break;
+        default:
+          stages_kernel<3><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles);
+          break;
       }
       check_launch("stages_kernel");
       s += stages;
