@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo run --release --features cuda --example filecoin_porep -- \
-//!     [--challenges 3] [--partitions 10] [--backend auto|cpu|gpu] [--device N]
+//!     [--challenges 3] [--partitions 10] [--backend auto|cpu|gpu] [--device N] [--pool]
 //! ```
 //! Replicates a 2 KiB sector (64 nodes, 2 layers) in a temporary folder and
 //! builds its partition circuits (3 challenges each: 4,031,596 constraints),
@@ -13,7 +13,10 @@
 //!   and the same proof (same r and s) from the CPU prover: bytes equal;
 //! - every partition: synthesized in parallel over the cores while the
 //!   device proves those that are ready (two in flight); the time per
-//!   partition of the whole batch.
+//!   partition of the whole batch;
+//! - with `--pool`, the same partitions (all but the first) again through a
+//!   `ProverPool` with one worker on the same backend, which synthesizes
+//!   through the shape itself: its time per partition beside the one above.
 //!
 //! Every proof is verified against the public inputs the crate computes.
 
@@ -25,6 +28,7 @@ mod filecoin;
 mod flags;
 
 use flags::Flags;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use backend::{choose_backend, Backend};
@@ -35,7 +39,7 @@ use groth16_gpu::groth16::prove_timed;
 use groth16_gpu::synthesis::CircuitShape;
 use groth16_gpu::{
     generate_parameters_for_shape_random, prepare_verifying_key, verify_proofs_batch, Proof,
-    ProvingKey,
+    ProverPool, ProvingKey,
 };
 use rand_core::OsRng;
 
@@ -44,6 +48,7 @@ struct Options {
     partitions: usize,
     backend: String,
     device: usize,
+    pool: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -52,6 +57,7 @@ fn parse_options() -> Result<Options, String> {
         partitions: 10,
         backend: "auto".into(),
         device: 0,
+        pool: false,
     };
     let mut flags = Flags::from_env();
     while let Some(flag) = flags.next_flag() {
@@ -60,6 +66,7 @@ fn parse_options() -> Result<Options, String> {
             "--partitions" => options.partitions = flags.parsed(&flag)?,
             "--backend" => options.backend = flags.value(&flag)?,
             "--device" => options.device = flags.parsed(&flag)?,
+            "--pool" => options.pool = true,
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -76,7 +83,7 @@ fn ms(d: Duration) -> String {
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let options = parse_options().unwrap_or_else(|e| {
-        eprintln!("{e}\nusage: filecoin_porep [--challenges N] [--partitions N] [--backend auto|cpu|gpu] [--device N]");
+        eprintln!("{e}\nusage: filecoin_porep [--challenges N] [--partitions N] [--backend auto|cpu|gpu] [--device N] [--pool]");
         std::process::exit(2);
     });
     if let Err(e) = run(&options) {
@@ -108,7 +115,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     println!("replicate sector + build circuits {}", ms(replicate));
     println!("record shape                      {}", ms(record));
     let start = Instant::now();
-    let key = generate_parameters_for_shape_random(&shape, &mut OsRng)?;
+    let key = Arc::new(generate_parameters_for_shape_random(&shape, &mut OsRng)?);
     println!("generate parameters               {}", ms(start.elapsed()));
 
     let (circuits, inputs): (Vec<PorepCircuit>, Vec<Vec<Scalar>>) = set
@@ -116,6 +123,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         .into_iter()
         .map(|p| (p.circuit, p.inputs))
         .unzip();
+    let pool_circuits = options.pool.then(|| circuits[1..].to_vec());
     let proofs = match backend {
         Backend::Cpu => prove_on_cpu(&key, &shape, circuits)?,
         #[cfg(feature = "cuda")]
@@ -127,7 +135,47 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         return Err("a proof did not verify".into());
     }
     println!("all {} proofs verified", proofs.len());
+
+    if let Some(circuits) = pool_circuits.filter(|circuits| !circuits.is_empty()) {
+        let pool = match backend {
+            Backend::Cpu => ProverPool::cpu(1)?,
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(device) => ProverPool::gpus(&[device.properties().ordinal])?,
+        };
+        let proofs = prove_through_pool(&pool, &key, &shape, circuits)?;
+        let refs: Vec<&Proof> = proofs.iter().collect();
+        if !verify_proofs_batch(&pvk, &mut OsRng, &refs, &inputs[1..])? {
+            return Err("a proof from the pool did not verify".into());
+        }
+        println!("all {} pool proofs verified", proofs.len());
+    }
     Ok(())
+}
+
+/// The partitions through `pool`, which synthesizes through `shape`: one
+/// job first (it uploads the key to a GPU worker), then the batch, timed.
+fn prove_through_pool(
+    pool: &ProverPool,
+    key: &Arc<ProvingKey>,
+    shape: &CircuitShape,
+    circuits: Vec<PorepCircuit>,
+) -> Result<Vec<Proof>, Box<dyn std::error::Error>> {
+    let random =
+        |count: usize| -> Vec<Scalar> { (0..count).map(|_| Scalar::random(OsRng)).collect() };
+    let start = Instant::now();
+    pool.prove_circuits(
+        key,
+        Some(shape),
+        vec![circuits[0].clone()],
+        random(1),
+        random(1),
+    )?;
+    println!("pool: one partition, key upload   {}", ms(start.elapsed()));
+    let count = circuits.len();
+    let start = Instant::now();
+    let proofs = pool.prove_circuits(key, Some(shape), circuits, random(count), random(count))?;
+    report_batch("pool", count, start.elapsed());
+    Ok(proofs)
 }
 
 /// One partition timed alone, then the rest one after another (the CPU
@@ -160,14 +208,18 @@ fn prove_on_cpu(
         }
         proofs.push(proof);
     }
-    report_batch(count, start.elapsed());
+    report_batch("batch", count, start.elapsed());
     Ok(proofs)
 }
 
-fn report_batch(count: usize, wall: Duration) {
-    println!("{count} partitions, circuits to proofs {}", ms(wall));
+/// `label`: who proved the batch.
+fn report_batch(label: &str, count: usize, wall: Duration) {
     println!(
-        "per partition                     {}",
+        "{label}: {count} partitions, circuits to proofs {}",
+        ms(wall)
+    );
+    println!(
+        "{label}: per partition             {}",
         ms(wall / count as u32)
     );
 }
@@ -281,7 +333,7 @@ mod gpu {
             Ok(())
         })?;
         if count > 0 {
-            report_batch(count, start.elapsed());
+            report_batch("batch", count, start.elapsed());
         }
         let mut all = vec![first_proof];
         all.extend(

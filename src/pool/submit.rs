@@ -2,7 +2,7 @@
 //! on the calling side, in parallel, each queued as soon as it is ready),
 //! and the caller waits for every result, in input order.
 
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
@@ -64,9 +64,9 @@ impl ProverPool {
     /// Synthesizes the circuits in parallel on this side (through `shape`
     /// when given, else directly) and queues each as soon as it is ready,
     /// so synthesis overlaps proving; the proofs in input order. Through a
-    /// shape, a window's witnesses are computed side by side and their A, B,
-    /// C evaluated one circuit at a time in input order, so the first job
-    /// is queued early. A circuit
+    /// shape, a window's witnesses are computed side by side and each is
+    /// evaluated (A, B, C, one circuit at a time) as soon as it is ready, so
+    /// the first job is queued early. A circuit
     /// that fails or panics in synthesis fails the call as
     /// [`prove_batch`](Self::prove_batch) does. Synthesis runs at most a
     /// window ahead of the workers (the larger of rayon's thread count and
@@ -140,26 +140,7 @@ impl ProverPool {
             // at most one job per worker is left waiting.
             batch.wait_for_queue_at_most(self.workers());
             match shape {
-                Some(shape) => {
-                    // The window's witnesses side by side, then A, B, C of
-                    // each in input order over every core, each job queued
-                    // as soon as it is evaluated: the first devices start
-                    // after one evaluation, not after the whole window's.
-                    let witnesses: Vec<_> = chunk
-                        .into_par_iter()
-                        .map(|(index, (circuit, r_s))| {
-                            let witness = unless_cancelled(&batch, || {
-                                catch_circuit_panic(|| shape.witness(circuit))
-                            });
-                            (index, witness, r_s)
-                        })
-                        .collect();
-                    for (index, witness, (r, s)) in witnesses {
-                        let assignment = witness
-                            .and_then(|witness| unless_cancelled(&batch, || shape.assign(witness)));
-                        self.submit(&batch, index, key, assignment, r, s);
-                    }
-                }
+                Some(shape) => self.queue_through_shape(&batch, key, shape, chunk),
                 None => chunk
                     .into_par_iter()
                     .for_each(|(index, (circuit, (r, s)))| {
@@ -171,6 +152,42 @@ impl ProverPool {
             }
         }
         Ok(batch.wait())
+    }
+
+    /// One window through a recorded shape: the witnesses side by side on
+    /// rayon, each evaluated (A, B, C over every core) and queued on this
+    /// thread as soon as it is ready, one evaluation at a time. Cheap
+    /// witnesses (field-heavy circuits) then reach the devices one
+    /// evaluation apart, in about input order; expensive ones (Filecoin's
+    /// hash gadgets) are evaluated while the others are still computed.
+    fn queue_through_shape<C: Circuit<Scalar> + Send>(
+        &self,
+        batch: &Arc<Batch>,
+        key: &Arc<ProvingKey>,
+        shape: &CircuitShape,
+        chunk: Vec<(usize, (C, (Scalar, Scalar)))>,
+    ) {
+        let (ready, arrivals) = mpsc::channel();
+        std::thread::scope(|threads| {
+            // A thread of its own waits for the rayon tasks, so this one is
+            // free to evaluate (and no rayon worker blocks on the channel).
+            threads.spawn(move || {
+                chunk
+                    .into_par_iter()
+                    .for_each_with(ready, |ready, (index, (circuit, r_s))| {
+                        let witness = unless_cancelled(batch, || {
+                            catch_circuit_panic(|| shape.witness(circuit))
+                        });
+                        // The receiver lives until every sender is gone.
+                        let _ = ready.send((index, witness, r_s));
+                    });
+            });
+            for (index, witness, (r, s)) in arrivals {
+                let assignment =
+                    witness.and_then(|witness| unless_cancelled(batch, || shape.assign(witness)));
+                self.submit(batch, index, key, assignment, r, s);
+            }
+        });
     }
 
     /// Queues job `index`, or fills its slot at once: a failed synthesis, a
