@@ -165,7 +165,7 @@ impl ProverPool {
         batch: &Arc<Batch>,
         key: &Arc<ProvingKey>,
         shape: &CircuitShape,
-        chunk: Vec<(usize, (C, (Scalar, Scalar)))>,
+        chunk: Vec<CircuitJob<C>>,
     ) {
         let (ready, arrivals) = mpsc::channel();
         std::thread::scope(|threads| {
@@ -226,6 +226,9 @@ impl ProverPool {
         }
     }
 }
+
+/// A circuit of a batch: its index, and the circuit with its r and s.
+type CircuitJob<C> = (usize, (C, (Scalar, Scalar)));
 
 /// `work()`, unless an earlier error stopped the batch.
 fn unless_cancelled<T>(batch: &Batch, work: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
