@@ -9,9 +9,10 @@
 //!
 //!     cargo run --release --features cuda --example gpu_msm -- [max_log_g1] [max_log_g2] [min_log]
 //!
-//! The floor column is the arithmetic floor: the field multiplications the
-//! method must do (11 per mixed addition, 14 per full one, Fp2 = 3 Fp) at
-//! the chip's integer multiply-add rate (NOTES-msm.md has the derivation).
+//! The floor column is the arithmetic floor: the Fp products the method must
+//! do (G1: 10 per mixed addition, 14 per full one; G2: Fp2 products of 3 Fp
+//! and squares of 2) at the rate the device's product allows on its
+//! multiply pipe (NOTES-msm.md has the derivation).
 
 use std::time::Instant;
 
@@ -26,9 +27,27 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
-/// Fp multiplications per second at the IMAD floor: 132 SMs x 64 IMAD/clk x
-/// 1.98 GHz = 1.67e13 IMAD/s over ~300 IMADs per 381-bit Montgomery product.
-const FP_MULS_PER_S: f64 = 1.67e13 / 300.0;
+/// Fp products per second at the H200's wide multiply-add rate, 6.51e12
+/// IMAD.WIDE/s (scripts/probes/mul_rate.cu), over the 278 a product issues.
+const FP_MULS_PER_S: f64 = 6.51e12 / 278.0;
+
+/// Fp products of one addition on a curve: mixed (affine + XYZZ), full.
+#[derive(Clone, Copy)]
+struct AdditionCost {
+    mixed: f64,
+    full: f64,
+}
+
+/// 8 products and 2 squares mixed, 12 and 2 full (xyzz.cuh).
+const G1_COST: AdditionCost = AdditionCost {
+    mixed: 10.0,
+    full: 14.0,
+};
+/// The same over Fp2: a product is 3 Fp products, a square 2.
+const G2_COST: AdditionCost = AdditionCost {
+    mixed: 8.0 * 3.0 + 2.0 * 2.0,
+    full: 12.0 * 3.0 + 2.0 * 2.0,
+};
 
 fn random_bases<G: PrimeCurveAffine + Send + Sync>(n: usize, seed: u64) -> Vec<G>
 where
@@ -65,11 +84,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Arithmetic floor of a c-bit-window MSM of n points, in ms.
-fn msm_floor_ms(n: usize, window_bits: u32, fp_per_mul: f64) -> f64 {
+fn msm_floor_ms(n: usize, window_bits: u32, cost: AdditionCost) -> f64 {
     let windows = 256f64 / window_bits as f64;
     let buckets = windows * (1u64 << (window_bits - 1)) as f64;
-    let muls = n as f64 * windows.ceil() * 11.0 + 2.0 * buckets * 14.0;
-    muls * fp_per_mul / FP_MULS_PER_S * 1e3
+    let muls = n as f64 * windows.ceil() * cost.mixed + 2.0 * buckets * cost.full;
+    muls / FP_MULS_PER_S * 1e3
 }
 
 struct Row {
@@ -87,7 +106,7 @@ fn bench_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     name: &str,
     logs: std::ops::RangeInclusive<u32>,
-    fp_per_mul: f64,
+    cost: AdditionCost,
     cpu_up_to: u32,
     cpu: impl Fn(&[G], &[Scalar]) -> G::Curve,
     rows: &mut Vec<Row>,
@@ -135,7 +154,7 @@ where
             pinned_ms: Some(pinned_ms),
             device_ms: Some(device_ms),
             wall_ms: median(wall),
-            floor_ms: msm_floor_ms(n, bits, fp_per_mul),
+            floor_ms: msm_floor_ms(n, bits, cost),
             cpu_ms,
         });
     }
@@ -186,7 +205,7 @@ fn main() -> Result<(), GpuError> {
         &guard,
         "G1",
         min_log..=max_g1,
-        1.0,
+        G1_COST,
         20,
         |b, s| {
             let p: Vec<G1Projective> = b.par_iter().map(|x| x.to_curve()).collect();
@@ -227,7 +246,7 @@ fn main() -> Result<(), GpuError> {
         pinned_ms: None,
         device_ms: None,
         wall_ms: median(wall),
-        floor_ms: (n / 2) as f64 * 11.0 / FP_MULS_PER_S * 1e3,
+        floor_ms: (n / 2) as f64 * G1_COST.mixed / FP_MULS_PER_S * 1e3,
         cpu_ms: Some(cpu_ms),
     });
     drop(resident);
@@ -236,7 +255,7 @@ fn main() -> Result<(), GpuError> {
         &guard,
         "G2",
         min_log..=max_g2,
-        3.0,
+        G2_COST,
         18,
         |b, s| {
             let p: Vec<G2Projective> = b.par_iter().map(|x| x.to_curve()).collect();
