@@ -70,39 +70,59 @@ fn check_device(expected: usize, guard: &DeviceGuard<'_>) -> Result<(), GpuError
     }
 }
 
+/// What the host part of a proof left: the lanes (a handle, or their
+/// result), and the upload's time or error. The caller settles the lanes
+/// before it reports an upload error.
+struct Started<T> {
+    lanes: Result<T, Error>,
+    /// The time the host parts took (the later of the upload and the
+    /// split), or why a, b, c did not reach the device.
+    upload: Result<Duration, Error>,
+}
+
 /// The host part of a proof on the guard's device, where `key` is
-/// resident: the free-memory check, then a, b, c uploaded on this thread
-/// (which holds the guard) while another splits the l, a, b scalars.
-/// `start_lanes` gets the uploaded inputs as soon as they are on the device,
-/// so the H polynomial and the h MSM (which need no split scalars) start at
-/// once; the split scalars follow through the receiver (none arrive if the
-/// split panicked). Returns what `start_lanes` returned and the time the
-/// host parts took (the later of the upload and the split).
-fn upload_then_start<T>(
+/// resident: the free-memory check, then `start_lanes` on a thread of its
+/// own while this thread (which holds the guard) uploads a, b, c and
+/// another splits the l, a, b scalars. Each reaches the lanes through a
+/// channel as soon as it is ready, so the G1 and G2 lanes start on the
+/// split scalars while a, b, c are still crossing the bus, and the H lane
+/// once they have landed; a channel closed empty means that part failed.
+fn upload_then_start<T: Send>(
     guard: &DeviceGuard<'_>,
     key: &ResidentKey,
     domain: &Domain,
     assignment: &Assignment,
-    start_lanes: impl FnOnce(HInputs, Receiver<ProofScalars>) -> Result<T, Error>,
-) -> Result<(T, Duration), Error> {
+    start_lanes: impl FnOnce(Receiver<HInputs>, Receiver<ProofScalars>) -> Result<T, Error> + Send,
+) -> Result<Started<T>, Error> {
     ensure_free_memory(
         guard.device(),
         "a proof's working memory",
         proof_working_bytes(&key.sizes),
     )?;
     let started = Instant::now();
-    let (send, receive) = mpsc::sync_channel(1);
-    std::thread::scope(|scope| {
+    let (send_scalars, scalars) = mpsc::sync_channel(1);
+    let (send_inputs, inputs) = mpsc::sync_channel(1);
+    Ok(std::thread::scope(|scope| {
         let split = scope.spawn(move || {
             let scalars = ProofScalars::of(assignment, &key.scalar_buffers);
             let done = started.elapsed();
             // The lanes may already have stopped on an error: nothing to do.
-            let _ = send.send(scalars);
+            let _ = send_scalars.send(scalars);
             done
         });
-        let inputs = key.upload_inputs(guard, domain, assignment)?;
+        let lanes = scope.spawn(move || start_lanes(inputs, scalars));
+        let upload = key.upload_inputs(guard, domain, assignment);
         let uploaded = started.elapsed();
-        let lanes = start_lanes(inputs, receive)?;
+        let upload = upload.map(|inputs| {
+            // As above: a lane that stopped on an error takes nothing.
+            let _ = send_inputs.send(inputs);
+        });
+        // Closed now, sent or not: an H lane waiting on a failed upload
+        // must see it before the lanes are joined below.
+        drop(send_inputs);
+        let lanes = lanes.join().unwrap_or_else(|_| {
+            Err(GpuError::Native("starting a proof's GPU lanes panicked".into()).into())
+        });
         // A split that panicked shows in the lanes' result: no scalars came.
         let split_done = split.join().unwrap_or_default();
         log::debug!(
@@ -110,8 +130,13 @@ fn upload_then_start<T>(
             uploaded.as_secs_f64(),
             split_done.as_secs_f64()
         );
-        Ok((lanes, uploaded.max(split_done)))
-    })
+        Started {
+            lanes,
+            upload: upload
+                .map(|()| uploaded.max(split_done))
+                .map_err(Error::from),
+        }
+    }))
 }
 
 /// Starts proving `assignment` with `key` (resident on the guard's device)
@@ -134,7 +159,7 @@ pub fn start_proof(
     let worker_device = device.duplicate()?;
     let worker_key = key.clone();
     let worker_domain = domain.clone();
-    let spawn_worker = move |inputs: HInputs, scalars: Receiver<ProofScalars>| {
+    let spawn_worker = move |inputs: Receiver<HInputs>, scalars: Receiver<ProofScalars>| {
         std::thread::Builder::new()
             .name(format!("groth16-gpu-{}", worker_device.ordinal()))
             .spawn(move || {
@@ -155,7 +180,16 @@ pub fn start_proof(
                 )))
             })
     };
-    let (worker, upload) = upload_then_start(guard, &key.inner, &domain, assignment, spawn_worker)?;
+    let started = upload_then_start(guard, &key.inner, &domain, assignment, spawn_worker)?;
+    let worker = started.lanes?;
+    let upload = match started.upload {
+        Ok(upload) => upload,
+        Err(error) => {
+            // The lanes saw the closed channel; wait for what they started.
+            let _ = worker.join();
+            return Err(error);
+        }
+    };
     Ok(PendingProof {
         ordinal: device.ordinal(),
         worker: Some(worker),
@@ -211,9 +245,9 @@ pub fn prove_on_device(
 /// resident there. The first device also runs the H lane (the H
 /// polynomial, then h); every device runs a G1 lane (its parts of l, a
 /// and b_g1) and a G2 lane (its part of b_g2), as `division::plan` deals
-/// them out. Each lane is a thread with its own streams;
-/// the H lane needs no split scalars, so it starts while the host is still
-/// splitting them.
+/// them out. Each lane is a thread with its own streams, started before the
+/// host has finished its part: the H lane needs only a, b, c and the others
+/// only the split scalars, so each waits for its own input alone.
 struct Placement<'k> {
     devices: Vec<(Device, &'k ResidentKey)>,
 }
@@ -228,21 +262,29 @@ type DevicePart = (
 );
 
 /// Runs the lanes; the stage times they report overlap (a stage split over
-/// devices reports its longest part). The H lane starts at once; the
-/// others once the split scalars arrive, which go back to `buffers` at the
-/// end.
+/// devices reports its longest part). The H lane starts once a, b, c have
+/// landed; the others once the split scalars arrive, which go back to
+/// `buffers` at the end.
 fn run_lanes(
     placement: Placement<'_>,
     domain: &Domain,
-    inputs: HInputs,
+    inputs: Receiver<HInputs>,
     scalars: Receiver<ProofScalars>,
     buffers: &ScalarBuffers,
 ) -> WorkerResult {
     let (h_device, h_key) = (placement.devices[0].0.duplicate()?, placement.devices[0].1);
     let origin = Instant::now();
     let received = OnceLock::new();
+    let h_began = OnceLock::new();
     let lanes = std::thread::scope(|scope| {
-        let h = scope.spawn(|| {
+        let h_began_at = &h_began;
+        let h = scope.spawn(move || {
+            let Ok(inputs) = inputs.recv() else {
+                return Err(Error::from(GpuError::Native(
+                    "a proof's a, b, c did not reach the device".into(),
+                )));
+            };
+            let _ = h_began_at.set(Instant::now());
             on_lane(h_device, "H", origin, |guard| -> Result<_, Error> {
                 let mut t = StageTimes::default();
                 let (h_coeffs, _) = timed(&mut t.h_polynomial, || inputs.compute(guard, domain))?;
@@ -263,15 +305,18 @@ fn run_lanes(
             )));
         };
         let scalars: &ProofScalars = received.get_or_init(|| scalars);
-        // The H lane has been running alone since the upload: at the rate
-        // measured last time, part of its work is done.
+        // The H lane may have been running alone since a, b, c landed: at
+        // the rate measured last time, part of its work is done.
         let planned = origin.elapsed();
         let h_cost = domain.size() as f64 * cost::H_DOMAIN_POINT;
-        let h_left = (h_cost - h_key.split_rate.get() * planned.as_secs_f64()).max(0.0);
+        let h_ran = h_began
+            .get()
+            .map_or(0.0, |began| began.elapsed().as_secs_f64());
+        let h_left = (h_cost - h_key.split_rate.get() * h_ran).max(0.0);
         let costs = msm_costs(scalars);
         let shares = plan(placement.devices.len(), h_left, &costs);
         log::debug!(
-            "scalars split {:.3} s after the upload; costs H {h_cost:.3e} ({h_left:.3e} left), MSMs {costs:.2?}; shares {shares:.3?}",
+            "scalars split {:.3} s after the lanes started; costs H {h_cost:.3e} ({h_left:.3e} left), MSMs {costs:.2?}; shares {shares:.3?}",
             planned.as_secs_f64()
         );
         let mut parts = Vec::with_capacity(placement.devices.len());
@@ -401,13 +446,16 @@ pub fn prove_split(
     };
     let domain = Domain::new(assignment.num_constraints())?;
     let buffers = &keys[0].inner.scalar_buffers;
-    let ((sums, lane_times), upload) = upload_then_start(
+    let started = upload_then_start(
         guards[0],
         &keys[0].inner,
         &domain,
         assignment,
         |inputs, scalars| run_lanes(placement, &domain, inputs, scalars, buffers),
     )?;
+    // The lanes have finished here: an upload error is the cause of theirs.
+    let upload = started.upload?;
+    let (sums, lane_times) = started.lanes?;
     let mut times = StageTimes {
         upload,
         ..StageTimes::default()
@@ -422,9 +470,9 @@ pub fn prove_split(
 /// Runs `f` with a guard of its own on a second handle to the caller's
 /// device: the backend launches through guards, and the caller holds the
 /// real one.
-/// Returns `f`'s result with the time the lane ended, after `origin` (the
-/// proof's inputs on the device), and logs (debug) when it ran: where a
-/// split proof's devices wait shows there.
+/// Returns `f`'s result with the time the lane ended, after `origin` (when
+/// the lanes started, as the host began uploading and splitting), and logs
+/// (debug) when it ran: where a split proof's devices wait shows there.
 fn on_lane<T>(
     device: Device,
     lane: &str,
