@@ -174,13 +174,16 @@ fn copiers() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
+/// `to.copy_from_slice(from)` in grains over the current rayon pool.
+fn parallel_copy(to: &mut [Scalar], from: &[Scalar]) {
+    to.par_chunks_mut(COPY_GRAIN)
+        .zip(from.par_chunks(COPY_GRAIN))
+        .for_each(|(to, from)| to.copy_from_slice(from))
+}
+
 /// `to.copy_from_slice(from)` on the copier threads.
 fn fill_slot(to: &mut [Scalar], from: &[Scalar]) {
-    let copy = || {
-        to.par_chunks_mut(COPY_GRAIN)
-            .zip(from.par_chunks(COPY_GRAIN))
-            .for_each(|(to, from)| to.copy_from_slice(from))
-    };
+    let copy = || parallel_copy(to, from);
     match copiers() {
         Some(pool) => pool.install(copy),
         None => to.copy_from_slice(from),
@@ -334,10 +337,7 @@ impl HInputs {
             for (k, (staged, values)) in
                 region.chunks_mut(piece).zip(from.chunks(piece)).enumerate()
             {
-                staged
-                    .par_chunks_mut(COPY_GRAIN)
-                    .zip(values.par_chunks(COPY_GRAIN))
-                    .for_each(|(to, from)| to.copy_from_slice(from));
+                parallel_copy(staged, values);
                 // SAFETY: `staged` is pinned memory of staged.len() scalars,
                 // a region no other piece uses, untouched until the stream is
                 // finished below (or dropped, which waits for its copies); the
