@@ -2,8 +2,9 @@
 // Included once per curve by msm_g1.cu / msm_g2.cu.
 //
 // Per chunk of points: scalars -> entries (kernel) -> radix sort by bucket
-// (cub) -> per-bucket task levels until each bucket is one sum -> window
-// segments -> per-window sums; the window sums of all chunks are added on
+// (cub) -> blocks of 32 sorted entries a thread, summed per bucket piece ->
+// per-bucket task levels until each bucket is one sum -> window segments ->
+// per-window sums; the window sums of all chunks are added on
 // the host. A chunk is as large as free device memory allows: when the
 // scratch allocation fails the chunk is halved, and below kMinChunk points
 // the call throws (device left usable).
@@ -26,7 +27,7 @@
 namespace groth16_gpu {
 namespace msm {
 
-/// Items per task at each bucket level.
+/// Sorted entries per thread at the first level, items per task after it.
 constexpr uint32_t kDevicePerTask = 32;
 /// Buckets per window segment. 8 (four times the threads, each with a
 /// shorter walk but its own multiplication by j L) measured slower on the
@@ -142,6 +143,17 @@ ec::Xyzz<F>* reduce_rows(ec::Xyzz<F>* a, ec::Xyzz<F>* b, uint32_t rows, uint32_t
   return a;
 }
 
+/// offsets[nb - 1] + counts[nb - 1] once the stream gets there: the total
+/// that an exclusive scan of counts[0, nb) stands for. Waits for the stream.
+inline uint32_t last_sum(const uint32_t* offsets, const uint32_t* counts, uint32_t nb,
+                         cudaStream_t stream) {
+  uint32_t last[2];
+  G16_CUDA_CHECK(cudaMemcpyAsync(&last[0], offsets + nb - 1, 4, cudaMemcpyDeviceToHost, stream));
+  G16_CUDA_CHECK(cudaMemcpyAsync(&last[1], counts + nb - 1, 4, cudaMemcpyDeviceToHost, stream));
+  G16_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return last[0] + last[1];
+}
+
 /// One chunk: adds its window sums into `acc` (host, W entries). Scalar i
 /// multiplies bases[indices[i]], or bases[i] where `indices` is null.
 template <class F>
@@ -168,19 +180,37 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   size_t temp = s.cub_bytes;
   G16_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(s.cub_temp, temp, k, v, static_cast<int>(m),
                                                  0, key_bits(g), stream));
-  const uint32_t* sorted = v.Current();
   temp = s.cub_bytes;
   G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, temp, s.counts[0], s.offsets[0],
                                                static_cast<int>(nb), stream));
 
-  // Task levels until every bucket holds at most one partial sum: the
-  // worst case (all scalars equal) bounds the levels by max_count, and a
-  // level whose tasks are as many as its items shows the end earlier.
-  int cur = 0;
-  Xyzz* parts = nullptr;
-  uint64_t max_count = nc;
-  uint32_t items = 0;  // partial sums the previous level produced
-  for (bool first = true; first || max_count > 1; first = false) {
+  // First level: thread t sums sorted entries [32 t, 32 t + 32) into one
+  // partial sum per bucket piece (pippenger.cuh's sum_block); the
+  // sentinel's entries sort last and are left out.
+  piece_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.offsets[0], s.counts[0], nb,
+                                                          kDevicePerTask, s.counts[1]);
+  G16_CUDA_CHECK(cudaGetLastError());
+  temp = s.cub_bytes;
+  G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, temp, s.counts[1], s.offsets[1],
+                                               static_cast<int>(nb), stream));
+  uint32_t entries = last_sum(s.offsets[0], s.counts[0], nb, stream);
+  uint32_t items = last_sum(s.offsets[1], s.counts[1], nb, stream);  // partial sums made
+  Xyzz* parts = s.parts[0];
+  if (entries > 0) {
+    uint32_t threads = (entries + kDevicePerTask - 1) / kDevicePerTask;
+    sum_blocks_kernel<F><<<grid_for(threads), kBlock, 0, stream>>>(
+        bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, kDevicePerTask,
+        parts);
+    G16_CUDA_CHECK(cudaGetLastError());
+  }
+
+  // Task levels until every bucket holds at most one partial sum. A bucket
+  // holds at most one entry per point, so at most nc / 32 + 2 pieces: that
+  // bounds the levels, and a level whose tasks are as many as its items
+  // shows the end earlier.
+  int cur = 1;
+  uint64_t max_count = nc / kDevicePerTask + 2;
+  while (max_count > 1) {
     int nxt = 1 - cur;
     task_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.counts[cur], nb, kDevicePerTask,
                                                            s.counts[nxt]);
@@ -188,28 +218,16 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
     temp = s.cub_bytes;
     G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, temp, s.counts[nxt],
                                                  s.offsets[nxt], static_cast<int>(nb), stream));
-    uint32_t last[2];
-    G16_CUDA_CHECK(cudaMemcpyAsync(&last[0], s.offsets[nxt] + nb - 1, 4,
-                                   cudaMemcpyDeviceToHost, stream));
-    G16_CUDA_CHECK(cudaMemcpyAsync(&last[1], s.counts[nxt] + nb - 1, 4,
-                                   cudaMemcpyDeviceToHost, stream));
     tasks_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.offsets[cur], s.counts[cur],
                                                       s.offsets[nxt], nb, kDevicePerTask,
                                                       s.tasks);
     G16_CUDA_CHECK(cudaGetLastError());
-    G16_CUDA_CHECK(cudaStreamSynchronize(stream));
-    uint32_t ntasks = last[0] + last[1];
-    if (!first && ntasks == items) break;  // every bucket holds <= 1 sum
+    uint32_t ntasks = last_sum(s.offsets[nxt], s.counts[nxt], nb, stream);
+    if (ntasks == items) break;  // every bucket holds <= 1 sum
     items = ntasks;
-    Xyzz* out = first ? s.parts[0] : (parts == s.parts[0] ? s.parts[1] : s.parts[0]);
+    Xyzz* out = parts == s.parts[0] ? s.parts[1] : s.parts[0];
     if (ntasks > 0) {
-      if (first) {
-        sum_entries_kernel<F><<<grid_for(ntasks), kBlock, 0, stream>>>(bases, sorted, s.tasks,
-                                                                       ntasks, out);
-      } else {
-        sum_tasks_kernel<F><<<grid_for(ntasks), kBlock, 0, stream>>>(parts, s.tasks, ntasks,
-                                                                     out);
-      }
+      sum_tasks_kernel<F><<<grid_for(ntasks), kBlock, 0, stream>>>(parts, s.tasks, ntasks, out);
       G16_CUDA_CHECK(cudaGetLastError());
     }
     parts = out;

@@ -60,27 +60,43 @@ uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
-  std::vector<uint32_t> sorted(m);
-  for (size_t k = 0; k < m; k++) sorted[k] = values[order[k]];
+  std::vector<uint32_t> sorted_keys(m), sorted(m);
+  for (size_t k = 0; k < m; k++) {
+    sorted_keys[k] = keys[order[k]];
+    sorted[k] = values[order[k]];
+  }
   counts.resize(nb);
-
-  // Levels: cut each bucket's items into tasks, sum each task, until every
-  // bucket has at most one partial sum.
   std::vector<uint32_t> offsets = exclusive_scan(counts);
-  std::vector<Xyzz> parts;
-  uint64_t max_count = n;
-  for (bool first = true; first || max_count > 1; first = false) {
+
+  // First level: blocks of kPerTask sorted entries, one partial sum per
+  // bucket piece (the sentinel's entries, sorted last, left out).
+  uint32_t entries = offsets[nb - 1] + counts[nb - 1];
+  std::vector<uint32_t> pcounts(nb);
+  for (uint32_t b = 0; b < nb; b++) pcounts[b] = msm::piece_count(offsets[b], counts[b], kPerTask);
+  std::vector<uint32_t> poffsets = exclusive_scan(pcounts);
+  std::vector<Xyzz> parts(poffsets[nb - 1] + pcounts[nb - 1]);
+  for (uint32_t start = 0; start < entries; start += kPerTask) {
+    msm::sum_block(bases, sorted_keys.data(), sorted.data(), offsets.data(), poffsets.data(),
+                   start, std::min(kPerTask, entries - start), kPerTask, parts.data());
+  }
+  counts.swap(pcounts);
+  offsets.swap(poffsets);
+
+  // Levels: cut each bucket's partial sums into tasks, sum each task, until
+  // every bucket has at most one.
+  uint64_t max_count = n / kPerTask + 2;
+  while (max_count > 1) {
     std::vector<uint32_t> tcounts(nb);
     for (uint32_t b = 0; b < nb; b++) tcounts[b] = msm::task_count(counts[b], kPerTask);
     std::vector<uint32_t> toffsets = exclusive_scan(tcounts);
     std::vector<Task> tasks(toffsets[nb - 1] + tcounts[nb - 1]);
+    if (tasks.size() == parts.size()) break;
     for (uint32_t b = 0; b < nb; b++) {
       msm::bucket_tasks(offsets[b], counts[b], toffsets[b], kPerTask, tasks.data());
     }
     std::vector<Xyzz> next(tasks.size());
     for (size_t t = 0; t < tasks.size(); t++) {
-      next[t] = first ? msm::sum_entries(bases, sorted.data(), tasks[t].start, tasks[t].len)
-                      : msm::sum_range(parts.data(), tasks[t].start, tasks[t].len);
+      next[t] = msm::sum_range(parts.data(), tasks[t].start, tasks[t].len);
     }
     parts.swap(next);
     counts.swap(tcounts);

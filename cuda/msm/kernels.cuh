@@ -42,11 +42,23 @@ static __global__ void tasks_kernel(const uint32_t* offsets, const uint32_t* cou
   if (b < nb) bucket_tasks(offsets[b], counts[b], toffsets[b], per_task, tasks);
 }
 
+static __global__ void piece_count_kernel(const uint32_t* offsets, const uint32_t* counts,
+                                          uint32_t nb, uint32_t block, uint32_t* pcounts) {
+  uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b < nb) pcounts[b] = piece_count(offsets[b], counts[b], block);
+}
+
+/// Thread t sums the sorted entries [t block, t block + block), fewer for
+/// the last thread (pippenger.cuh's sum_block).
 template <class F>
-__global__ void sum_entries_kernel(const ec::Affine<F>* bases, const uint32_t* values,
-                                   const Task* tasks, uint32_t ntasks, ec::Xyzz<F>* out) {
-  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < ntasks) out[t] = sum_entries(bases, values, tasks[t].start, tasks[t].len);
+__global__ void sum_blocks_kernel(const ec::Affine<F>* bases, const uint32_t* keys,
+                                  const uint32_t* values, const uint32_t* entry_offsets,
+                                  const uint32_t* piece_offsets, uint32_t entries,
+                                  uint32_t block, ec::Xyzz<F>* out) {
+  uint32_t start = (blockIdx.x * blockDim.x + threadIdx.x) * block;
+  if (start >= entries) return;
+  uint32_t len = entries - start < block ? entries - start : block;
+  sum_block(bases, keys, values, entry_offsets, piece_offsets, start, len, block, out);
 }
 
 template <class F>

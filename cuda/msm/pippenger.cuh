@@ -67,18 +67,46 @@ G16_HD void scalar_entries(const ff::Fr& mont, uint32_t slot, uint32_t base, uin
   }
 }
 
-/// Sum of the affine bases that entries [start, start + len) name, each
-/// negated where its digit was negative.
+/// Pieces of a bucket whose sorted entries are [offset, offset + count):
+/// the runs left when all entries are cut at every multiple of `block`, the
+/// first level's share of one thread (sum_block).
+G16_HD uint32_t piece_count(uint32_t offset, uint32_t count, uint32_t block) {
+  return count == 0 ? 0 : (offset + count - 1) / block - offset / block + 1;
+}
+
+/// Where the piece of `bucket` that starts at sorted entry `start` goes:
+/// the bucket's pieces lie in order from piece_offsets[bucket], and every
+/// piece but its first starts at a multiple of `block`.
+G16_HD uint32_t piece_slot(const uint32_t* entry_offsets, const uint32_t* piece_offsets,
+                           uint32_t bucket, uint32_t start, uint32_t block) {
+  return piece_offsets[bucket] + start / block - entry_offsets[bucket] / block;
+}
+
+/// Sums the sorted entries [start, start + len) (one block, which may span
+/// buckets), negating where a digit was negative, into one partial sum per
+/// bucket piece (piece_slot). Every thread of the first level so adds the
+/// same number of points however the digits fall; cut at bucket ends
+/// instead, a warp ran as long as its longest task, and with ~32 entries a
+/// bucket (2^20 points, c = 16) a third of the lanes idled.
 template <class F>
-G16_HD ec::Xyzz<F> sum_entries(const ec::Affine<F>* bases, const uint32_t* values,
-                               uint32_t start, uint32_t len) {
+G16_HD void sum_block(const ec::Affine<F>* bases, const uint32_t* keys, const uint32_t* values,
+                      const uint32_t* entry_offsets, const uint32_t* piece_offsets,
+                      uint32_t start, uint32_t len, uint32_t block, ec::Xyzz<F>* out) {
   ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
-  for (uint32_t k = 0; k < len; k++) {
-    uint32_t v = values[start + k];
+  uint32_t bucket = keys[start], piece_start = start;
+  for (uint32_t e = start; e < start + len; e++) {
+    uint32_t key = keys[e];
+    if (key != bucket) {
+      out[piece_slot(entry_offsets, piece_offsets, bucket, piece_start, block)] = acc;
+      acc = ec::Xyzz<F>::identity();
+      bucket = key;
+      piece_start = e;
+    }
+    uint32_t v = values[e];
     ec::Affine<F> p = bases[v & ~kNegative];
     acc = acc.add_affine((v & kNegative) ? -p : p);
   }
-  return acc;
+  out[piece_slot(entry_offsets, piece_offsets, bucket, piece_start, block)] = acc;
 }
 
 /// Sum of in[start, start + len).
