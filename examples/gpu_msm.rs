@@ -8,6 +8,11 @@
 //! copy over PCIe).
 //!
 //!     cargo run --release --features cuda --example gpu_msm -- [max_log_g1] [max_log_g2] [min_log]
+//!     cargo run --release --features cuda --example gpu_msm -- --window-sweep
+//!
+//! `--window-sweep` times MSMs of a few sizes at every window width from 12
+//! to 18 bits instead (scalars on the device, medians of 5): the data behind
+//! the window each size chooses.
 //!
 //! The floor column is the arithmetic floor: the Fp products the method must
 //! do (G1: 10 per mixed addition, 14 per full one; G2: Fp2 products of 3 Fp
@@ -19,7 +24,7 @@ use std::time::Instant;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use groth16_gpu::backend::cuda::{
-    pack_bits, DeviceScalars, GpuCurve, PinnedStaging, ResidentBases,
+    pack_bits, set_msm_window_bits_for_tests, DeviceScalars, GpuCurve, PinnedStaging, ResidentBases,
 };
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex, GpuError};
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -184,7 +189,52 @@ fn time_other_sources<G: GpuCurve>(
     Ok((median(from_pinned), median(from_device)))
 }
 
+/// Point counts the window sweep times: powers of two and the just-below
+/// sizes a proof's dense MSMs have (n - 2 for n witness values).
+const SWEEP_SIZES: [usize; 6] = [1 << 17, 1 << 18, 1 << 19, (1 << 20) - 2, 1 << 21, 1 << 22];
+/// Window widths the sweep tries.
+const SWEEP_BITS: std::ops::RangeInclusive<u32> = 12..=18;
+
+/// Device ms (median of 5, scalars on the device) of MSMs of each sweep size
+/// at each window width, every result checked against the size's own
+/// choice; prints one table row per size.
+fn window_sweep<G: GpuCurve>(guard: &DeviceGuard<'_>, name: &str) -> Result<(), GpuError>
+where
+    G::Curve: Curve<AffineRepr = G> + Send + Sync,
+{
+    let largest = SWEEP_SIZES[SWEEP_SIZES.len() - 1];
+    let bases = ResidentBases::upload(guard, &random_bases::<G>(largest, 11))?;
+    let scalars = random_scalars(largest, 12);
+    let on_device = DeviceScalars::upload(guard, &scalars, largest)?;
+    for n in SWEEP_SIZES {
+        set_msm_window_bits_for_tests(None)?;
+        let (want, chosen) = bases.msm_device_scalars(guard, &on_device, n)?;
+        let mut cells = Vec::new();
+        for bits in SWEEP_BITS {
+            set_msm_window_bits_for_tests(Some(bits))?;
+            let mut times = Vec::new();
+            for _ in 0..6 {
+                let (got, timing) = bases.msm_device_scalars(guard, &on_device, n)?;
+                assert_eq!(
+                    got, want,
+                    "{name} n={n}: c={bits} agrees with the chosen window"
+                );
+                times.push(f64::from(timing.device_ms));
+            }
+            times.remove(0); // warm-up
+            cells.push(format!("{:.2}", median(times)));
+        }
+        println!(
+            "| {name} {n} (chooses c={}) | {} |",
+            chosen.window_bits,
+            cells.join(" | ")
+        );
+    }
+    set_msm_window_bits_for_tests(None)
+}
+
 fn main() -> Result<(), GpuError> {
+    let sweep = std::env::args().any(|a| a == "--window-sweep");
     let args: Vec<u32> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
@@ -199,6 +249,14 @@ fn main() -> Result<(), GpuError> {
     let device = DeviceMutex::new(Device::open(0)?);
     let guard = device.lock();
     println!("device: {:?}", guard.device().properties());
+    if sweep {
+        let header: Vec<String> = SWEEP_BITS.map(|c| format!("c={c} ms")).collect();
+        println!("| MSM, points | {} |", header.join(" | "));
+        println!("|---|{}", "---|".repeat(header.len()));
+        window_sweep::<G1Affine>(&guard, "G1")?;
+        window_sweep::<G2Affine>(&guard, "G2")?;
+        return Ok(());
+    }
     let mut rows = Vec::new();
 
     bench_msm::<G1Affine>(

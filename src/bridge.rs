@@ -126,6 +126,9 @@ pub(crate) mod ffi {
         ) -> Result<()>;
         /// Caps the points of one MSM chunk (0: none), for tests.
         fn set_msm_chunk_cap_for_tests(points: usize);
+        /// Forces the window bits of later device MSMs (0: none), for
+        /// benchmarks; outside 4..=20 an error.
+        fn set_msm_window_bits_for_tests(bits: u32) -> Result<()>;
         /// Holds `bytes` of device memory until dropped.
         fn reserve_device_memory(
             device: &GpuDevice,

@@ -17,7 +17,8 @@ use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
     batch_add_g1, batch_add_g2, is_pinned, msm_g1, msm_g2, pack_bits, reserve_device_memory,
-    set_msm_chunk_cap_for_tests, GpuCurve, PinnedStaging, ResidentBases, ScalarUploader,
+    set_msm_chunk_cap_for_tests, set_msm_window_bits_for_tests, GpuCurve, PinnedStaging,
+    ResidentBases, ScalarUploader,
 };
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -954,6 +955,19 @@ fn gpu_request_too_large_for_memory_is_an_error_and_device_stays_usable() {
             want
         );
     }
+}
+
+/// Needs no device: the bounds are checked before anything is set, so the
+/// other tests' MSMs keep choosing their own windows.
+#[test]
+fn forced_window_bits_outside_their_range_are_refused() {
+    for bits in [1, 3, 21, 64] {
+        assert!(
+            set_msm_window_bits_for_tests(Some(bits)).is_err(),
+            "{bits} bits"
+        );
+    }
+    set_msm_window_bits_for_tests(None).unwrap();
 }
 
 #[test]

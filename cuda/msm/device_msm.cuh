@@ -300,7 +300,8 @@ uint32_t device_msm(const GpuDevice& device, const MsmBases& bases, size_t first
     check_point_count(n);
     check_indices(indices, n, bases.len());
   }
-  uint32_t c = choose_window_bits(n);
+  uint32_t forced = msm_window_bits_for_tests();
+  uint32_t c = forced ? forced : choose_window_bits(n);
   Geometry g = Geometry::of(c);
   std::vector<ec::Xyzz<F>> acc(g.windows, ec::Xyzz<F>::identity());
   ScopedStream stream;

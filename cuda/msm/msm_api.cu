@@ -31,12 +31,24 @@ namespace {
 /// Points per MSM chunk allowed by a test (0: no cap). Process-wide on
 /// purpose: it only changes how a result is computed, never the result.
 std::atomic<size_t> chunk_cap_for_tests{0};
+/// Forced window bits (0: none); process-wide for the same reason.
+std::atomic<uint32_t> window_bits_for_tests{0};
 
 }  // namespace
 
 void set_msm_chunk_cap_for_tests(size_t points) { chunk_cap_for_tests.store(points); }
 
 size_t msm_chunk_cap_for_tests() { return chunk_cap_for_tests.load(); }
+
+void set_msm_window_bits_for_tests(uint32_t bits) {
+  if (bits != 0 && (bits < 4 || bits > kMaxForcedWindowBits)) {
+    throw std::invalid_argument("forced MSM window bits " + std::to_string(bits) +
+                                " outside 4..=" + std::to_string(kMaxForcedWindowBits));
+  }
+  window_bits_for_tests.store(bits);
+}
+
+uint32_t msm_window_bits_for_tests() { return window_bits_for_tests.load(); }
 
 namespace {
 

@@ -106,6 +106,16 @@ void set_msm_chunk_cap_for_tests(size_t points);
 /// The cap set_msm_chunk_cap_for_tests left (0: none).
 size_t msm_chunk_cap_for_tests();
 
+/// Forces the window bits of every later device MSM in the process (0: the
+/// size decides), so a benchmark can time one size at several windows.
+/// Results do not change, only their speed. Throws invalid_argument
+/// outside 4..=kMaxForcedWindowBits.
+void set_msm_window_bits_for_tests(uint32_t bits);
+/// The window bits set_msm_window_bits_for_tests forced (0: none).
+uint32_t msm_window_bits_for_tests();
+/// The widest window that may be forced.
+constexpr uint32_t kMaxForcedWindowBits = 20;
+
 /// Holds `bytes` of device memory until the handle drops.
 std::unique_ptr<DeviceReservation> reserve_device_memory(const GpuDevice& device,
                                                          uint64_t bytes);

@@ -515,3 +515,12 @@ pub fn reserve_device_memory(
 pub fn set_msm_chunk_cap_for_tests(points: Option<usize>) {
     ffi::set_msm_chunk_cap_for_tests(points.unwrap_or(0));
 }
+
+/// Forces the window bits of every later MSM on the device in this process
+/// (`None`: each size chooses its own), so a benchmark can time one size at
+/// several windows. Results are the same with any window; bits outside
+/// 4..=20 are an error.
+#[doc(hidden)]
+pub fn set_msm_window_bits_for_tests(bits: Option<u32>) -> Result<(), GpuError> {
+    Ok(ffi::set_msm_window_bits_for_tests(bits.unwrap_or(0))?)
+}
