@@ -218,14 +218,17 @@ G16_HD ec::Xyzz<F> sum_selected_ranks(const ec::Affine<F>* bases, const uint64_t
 /// few, so more levels cost less than long chains on idle SMs.
 constexpr uint32_t kReduceGroup = 8;
 
-/// The largest window the model may choose. Measured on H200s (forced c,
-/// medians of 5): below 2^20 points c = 13 beats the model's 16 (2^18: G2
-/// 60 ms against 76-77, G1 17 against 18; 2^16 is 13 either way); at 2^20
-/// the two are within run-to-run noise (G2 137-170 at 13, 143-153 at 16)
-/// and 16 stays; from 2^22 c = 16 is the fastest (G1 2^22 123 ms against
-/// 139 at 13; c = 18-22 at 2^24 455-725 against 432). The model counts one
-/// addition per bucket, but a bucket's reduction costs several.
-inline uint32_t max_window_bits(uint64_t n) { return n < (uint64_t(1) << 20) ? 13 : 16; }
+/// The largest window the model may choose. Measured on an H200 with the
+/// first level in blocks (`gpu_msm --window-sweep`, scalars on the device,
+/// ms at c = 12 / 13 / 16): G1 2^17 5.9 / 4.9 / 5.5, 2^18 7.2 / 7.4 / 7.3,
+/// 2^19 10.3 / 9.9 / 9.6, 2^20 - 2 16.7 / 15.5 / 14.7, 2^22 56.3 / 52.9 /
+/// 42.4; G2 2^17 13.9 / 12.0 / 14.9, 2^18 20.6 / 18.5 / 19.2, 2^19 32.3 /
+/// 29.0 / 28.1, 2^20 - 2 54.3 / 49.4 / 45.4. c = 14, 15, 17 and 18 lost to
+/// 16 at every size from 2^18 (more windows, or twice the buckets for the
+/// same windows). So 13 up to 2^18 points (a tie for G1 there) and 16
+/// above; the model counts one addition per bucket, but a bucket's
+/// reduction costs several.
+inline uint32_t max_window_bits(uint64_t n) { return n <= (uint64_t(1) << 18) ? 13 : 16; }
 
 /// Window bits for n points: minimizes W (n + 2^c), the entries plus about
 /// the bucket-reduction work, over 4 <= c <= max_window_bits(n).
