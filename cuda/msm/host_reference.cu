@@ -16,7 +16,8 @@ namespace {
 using msm::Geometry;
 using msm::Task;
 
-/// Items per task at each level; the GPU uses the same.
+/// Sorted entries per block at the first level, items per task after it:
+/// the GPU's steps with 4 where it has 32, so small tests cross blocks.
 constexpr uint32_t kPerTask = 4;
 /// Buckets per window segment in the reduction (a divisor of B, capped).
 constexpr uint32_t kSegment = 8;

@@ -20,7 +20,7 @@ constexpr uint32_t kNegative = 0x80000000u;
 
 /// Window geometry for c-bit signed digits of 255-bit scalars.
 struct Geometry {
-  uint32_t c;        // window bits, 1 <= c <= 16
+  uint32_t c;        // window bits: 4..=16 chosen, up to 20 forced (sweeps)
   uint32_t windows;  // W = ceil(256 / c): 256 bits leave room for the top carry
   uint32_t buckets;  // B = 2^(c-1) per window
   G16_HD static Geometry of(uint32_t c) { return {c, (256 + c - 1) / c, 1u << (c - 1)}; }

@@ -247,9 +247,10 @@ pub fn prove_on_device(
 /// lane (its parts of a and b_g1) and a G2 lane (its part of b_g2), as
 /// `division::plan` deals them out. l has a lane of its own so that the
 /// lanes end together: with l, a and b_g1 in one lane, that lane ran on
-/// alone for the last ~20 ms of a 2^20 proof. Each lane is a thread with its own streams, started before the
-/// host has finished its part: the H lane needs only a, b, c and the others
-/// only the split scalars, so each waits for its own input alone.
+/// alone for the last ~20 ms of a 2^20 proof. Each lane is a thread with
+/// its own streams, started before the host has finished its part: the H
+/// lane needs only a, b, c and the others only the split scalars, so each
+/// waits for its own input alone.
 struct Placement<'k> {
     devices: Vec<(Device, &'k ResidentKey)>,
 }
