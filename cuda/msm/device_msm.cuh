@@ -143,15 +143,26 @@ ec::Xyzz<F>* reduce_rows(ec::Xyzz<F>* a, ec::Xyzz<F>* b, uint32_t rows, uint32_t
   return a;
 }
 
-/// offsets[nb - 1] + counts[nb - 1] once the stream gets there: the total
-/// that an exclusive scan of counts[0, nb) stands for. Waits for the stream.
+/// The total that an exclusive scan of counts[0, nb) into offsets stands
+/// for, offsets[nb - 1] + counts[nb - 1], copied back once the stream gets
+/// there: queue several, then wait for the stream once.
+struct ScanTotal {
+  uint32_t last[2];
+  void queue(const uint32_t* offsets, const uint32_t* counts, uint32_t nb, cudaStream_t stream) {
+    G16_CUDA_CHECK(cudaMemcpyAsync(&last[0], offsets + nb - 1, 4, cudaMemcpyDeviceToHost, stream));
+    G16_CUDA_CHECK(cudaMemcpyAsync(&last[1], counts + nb - 1, 4, cudaMemcpyDeviceToHost, stream));
+  }
+  /// Valid after the stream has been synchronized.
+  uint32_t value() const { return last[0] + last[1]; }
+};
+
+/// One ScanTotal, waited for.
 inline uint32_t last_sum(const uint32_t* offsets, const uint32_t* counts, uint32_t nb,
                          cudaStream_t stream) {
-  uint32_t last[2];
-  G16_CUDA_CHECK(cudaMemcpyAsync(&last[0], offsets + nb - 1, 4, cudaMemcpyDeviceToHost, stream));
-  G16_CUDA_CHECK(cudaMemcpyAsync(&last[1], counts + nb - 1, 4, cudaMemcpyDeviceToHost, stream));
+  ScanTotal total;
+  total.queue(offsets, counts, nb, stream);
   G16_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return last[0] + last[1];
+  return total.value();
 }
 
 /// One chunk: adds its window sums into `acc` (host, W entries). Scalar i
@@ -193,8 +204,12 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   temp = s.cub_bytes;
   G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, temp, s.counts[1], s.offsets[1],
                                                static_cast<int>(nb), stream));
-  uint32_t entries = last_sum(s.offsets[0], s.counts[0], nb, stream);
-  uint32_t items = last_sum(s.offsets[1], s.counts[1], nb, stream);  // partial sums made
+  ScanTotal entry_total, piece_total;
+  entry_total.queue(s.offsets[0], s.counts[0], nb, stream);
+  piece_total.queue(s.offsets[1], s.counts[1], nb, stream);
+  G16_CUDA_CHECK(cudaStreamSynchronize(stream));
+  uint32_t entries = entry_total.value();
+  uint32_t items = piece_total.value();  // partial sums made
   Xyzz* parts = s.parts[0];
   if (entries > 0) {
     uint32_t threads = (entries + kDevicePerTask - 1) / kDevicePerTask;
@@ -402,13 +417,7 @@ void device_batch_add(const GpuDevice& device, const MsmBases& bases, size_t fir
     size_t temp = s.scan_bytes;
     G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.scan_temp, temp, s.counts, s.ranks_before,
                                                  static_cast<int>(words), stream.stream));
-    uint32_t last[2];
-    G16_CUDA_CHECK(cudaMemcpyAsync(&last[0], s.ranks_before + words - 1, 4,
-                                   cudaMemcpyDeviceToHost, stream.stream));
-    G16_CUDA_CHECK(cudaMemcpyAsync(&last[1], s.counts + words - 1, 4, cudaMemcpyDeviceToHost,
-                                   stream.stream));
-    G16_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
-    uint32_t selected = last[0] + last[1];
+    uint32_t selected = last_sum(s.ranks_before, s.counts, words, stream.stream);
     uint32_t parts = (selected + kSelectedPerThread - 1) / kSelectedPerThread;
     if (parts > 0) {
       sum_selected_kernel<F><<<grid_for(parts), kBlock, 0, stream.stream>>>(
