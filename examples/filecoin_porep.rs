@@ -228,7 +228,9 @@ fn report_batch(label: &str, count: usize, wall: Duration) {
 mod gpu {
     use super::*;
     use groth16_gpu::device::DeviceMutex;
-    use groth16_gpu::groth16::gpu::{finish_proof, finish_proof_timed, start_proof, GpuProvingKey};
+    use groth16_gpu::groth16::gpu::{
+        finish_proof, finish_proof_timed, start_proof, start_proof_shaped, GpuProvingKey,
+    };
     use groth16_gpu::synthesis::Assignment;
     use rayon::prelude::*;
     use std::collections::VecDeque;
@@ -259,6 +261,44 @@ mod gpu {
         (receiver, work)
     }
 
+    /// One partition proved twice per round, side by side: A, B, C
+    /// evaluated into vectors before `start_proof`, and evaluated by
+    /// `start_proof_shaped` straight into the pinned upload buffer.
+    fn compare_evaluation_on_upload(
+        guard: &groth16_gpu::device::DeviceGuard<'_>,
+        resident: &GpuProvingKey,
+        shape: &CircuitShape,
+        circuit: PorepCircuit,
+        r: Scalar,
+        s: Scalar,
+        expected: &Proof,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        for round in 1..=2 {
+            let start = Instant::now();
+            let witness = shape.witness(circuit.clone())?;
+            let witness_time = start.elapsed();
+            let evaluated_start = Instant::now();
+            let assignment = shape.assign(witness.clone())?;
+            let proof = finish_proof(guard, start_proof(guard, resident, &assignment, r, s)?)?;
+            let evaluated = evaluated_start.elapsed();
+            drop(assignment);
+            let shaped_start = Instant::now();
+            let pending = start_proof_shaped(guard, resident, shape, &witness, r, s)?;
+            let shaped_proof = finish_proof(guard, pending)?;
+            let shaped = shaped_start.elapsed();
+            if &proof != expected || &shaped_proof != expected {
+                return Err("a repeated proof of the first partition differs".into());
+            }
+            println!(
+                "round {round}: witness {}; witness to proof: evaluated first {}, evaluated on upload {}",
+                ms(witness_time).trim(),
+                ms(evaluated).trim(),
+                ms(shaped).trim()
+            );
+        }
+        Ok(())
+    }
+
     pub fn prove(
         device: &DeviceMutex,
         key: &ProvingKey,
@@ -276,6 +316,7 @@ mod gpu {
 
         // One partition alone: its latency, and the CPU prover's bytes.
         let first = circuits.remove(0);
+        let first_again = first.clone();
         let (r, s) = (Scalar::random(OsRng), Scalar::random(OsRng));
         let start = Instant::now();
         let assignment = shape.synthesize(first)?;
@@ -310,6 +351,7 @@ mod gpu {
             return Err("the GPU proof differs from the CPU proof".into());
         }
         drop(assignment);
+        compare_evaluation_on_upload(&guard, &resident, shape, first_again, r, s, &first_proof)?;
 
         // The rest as a batch: synthesis in parallel, two proofs in flight.
         let count = circuits.len();

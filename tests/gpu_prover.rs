@@ -25,7 +25,8 @@ use groth16_gpu::backend::cpu::{compute_h, Domain};
 use groth16_gpu::backend::cuda::{h_polynomial, reserve_device_memory, HInputs, PinnedStaging};
 use groth16_gpu::device::{DeviceGuard, DeviceMutex, GpuError};
 use groth16_gpu::groth16::gpu::{
-    finish_proof, prove_on_device, prove_split, start_proof, GpuProvingKey,
+    finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof,
+    start_proof_shaped, GpuProvingKey,
 };
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::{synthesize, Assignment, CircuitShape};
@@ -375,6 +376,82 @@ fn a_key_that_cannot_fit_is_refused_before_upload() {
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
     let expected = prove(&key, &assignment, r, s).unwrap();
     assert_device_proves(&guard, &key, &assignment, r, s, &expected);
+}
+
+/// A proof started from a witness and its shape (A, B, C evaluated into the
+/// pinned upload buffer) is the proof of the evaluated assignment, for
+/// sizes within one upload piece and across two (2^19 rows a piece).
+#[test]
+fn shaped_proofs_equal_evaluated_proofs() {
+    let _memory = sharing_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = fresh_rng();
+    let guard = devices[0].lock();
+    let bits = BooleanHeavy::random(3000, &mut rng);
+    let inputs = bits.public_inputs();
+    let blank = BooleanHeavy {
+        num_bits: 3000,
+        bits: None,
+    };
+    check_shaped_proof(&guard, blank, bits, &inputs, &mut rng);
+    let steps = env_or("G16_TEST_SHAPED_STEPS", 600_000);
+    let field = FieldHeavy {
+        steps,
+        start: Some(Scalar::random(&mut rng)),
+    };
+    let inputs = vec![field.result()];
+    let blank = FieldHeavy { steps, start: None };
+    check_shaped_proof(&guard, blank, field, &inputs, &mut rng);
+}
+
+/// start_proof_shaped against start_proof on one circuit; then a witness
+/// that breaks a row and one of the wrong length are refused, and the
+/// device proves on.
+fn check_shaped_proof<C: Circuit<Scalar>>(
+    guard: &DeviceGuard<'_>,
+    blank: C,
+    circuit: C,
+    inputs: &[Scalar],
+    rng: &mut ChaCha20Rng,
+) {
+    let shape = CircuitShape::record(blank).expect("record the shape");
+    let witness = shape.witness(circuit).expect("witness");
+    let key = generate_parameters_for_shape_random(&shape, &mut *rng).expect("generate a key");
+    let assignment = shape.assign(witness.clone()).expect("assign");
+    let resident = GpuProvingKey::upload(guard, &key).expect("upload the key");
+    let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
+    let evaluated = start_proof(guard, &resident, &assignment, r, s).expect("start");
+    let evaluated = finish_proof(guard, evaluated).expect("finish");
+    let shaped = start_proof_shaped(guard, &resident, &shape, &witness, r, s)
+        .expect("start from the witness");
+    let (shaped, times) = finish_proof_timed(guard, shaped).expect("finish");
+    assert_eq!(
+        shaped.to_bytes(),
+        evaluated.to_bytes(),
+        "shaped and evaluated proofs differ"
+    );
+    assert!(
+        bellperson_accepts(&key.vk, &shaped, inputs),
+        "bellperson rejects the shaped proof"
+    );
+    println!("{} constraints, shaped: {times:?}", shape.num_constraints());
+
+    let mut broken = witness.clone();
+    let last = broken.aux.len() - 1;
+    broken.aux[last] += Scalar::ONE;
+    let result = start_proof_shaped(guard, &resident, &shape, &broken, r, s);
+    assert!(
+        matches!(result, Err(Error::Unsatisfied { .. })),
+        "{result:?}"
+    );
+    let mut short = witness.clone();
+    short.aux.pop();
+    let result = start_proof_shaped(guard, &resident, &shape, &short, r, s);
+    assert!(matches!(result, Err(Error::ShapeMismatch(_))), "{result:?}");
+    let again = start_proof_shaped(guard, &resident, &shape, &witness, r, s).expect("start");
+    assert_eq!(finish_proof(guard, again).expect("finish"), evaluated);
 }
 
 #[test]

@@ -7,7 +7,7 @@ use group::{prime::PrimeCurveAffine, Curve};
 use super::Proof;
 use crate::backend::cpu::{compute_h, msm, msm_with_density, Domain, MsmAffine};
 use crate::params::{ProvingKey, VerifyingKey};
-use crate::synthesis::Assignment;
+use crate::synthesis::{Assignment, Density};
 use crate::Error;
 
 fn expect_len(query: &'static str, available: usize, needed: usize) -> Result<(), Error> {
@@ -61,15 +61,44 @@ impl KeySizes {
                 "A, B and C evaluations differ in length".into(),
             ));
         }
-        let domain = Domain::new(n)?;
-        let inputs = assignment.input.len();
-        let b_points = assignment.b_input_density.total() + assignment.b_aux_density.total();
+        self.check_witness(n, &ProverWitness::of(assignment))
+    }
+
+    /// Err unless every query matches what a circuit of `constraints`
+    /// constraints with this witness needs.
+    pub fn check_witness(&self, constraints: usize, w: &ProverWitness<'_>) -> Result<(), Error> {
+        let domain = Domain::new(constraints)?;
+        let inputs = w.input.len();
+        let b_points = w.b_input_density.total() + w.b_aux_density.total();
         expect_len("ic", self.ic, inputs)?;
         expect_len("h", self.h, domain.size() - 1)?;
-        expect_len("l", self.l, assignment.aux.len())?;
-        expect_len("a", self.a, inputs + assignment.a_aux_density.total())?;
+        expect_len("l", self.l, w.aux.len())?;
+        expect_len("a", self.a, inputs + w.a_aux_density.total())?;
         expect_len("b_g1", self.b_g1, b_points)?;
         expect_len("b_g2", self.b_g2, b_points)
+    }
+}
+
+/// What the MSMs read of a proof's synthesis: the witness and the query
+/// densities (A, B and C evaluations are the H polynomial's alone).
+#[derive(Clone, Copy)]
+pub(crate) struct ProverWitness<'a> {
+    pub input: &'a [Scalar],
+    pub aux: &'a [Scalar],
+    pub a_aux_density: &'a Density,
+    pub b_input_density: &'a Density,
+    pub b_aux_density: &'a Density,
+}
+
+impl<'a> ProverWitness<'a> {
+    pub fn of(assignment: &'a Assignment) -> Self {
+        Self {
+            input: &assignment.input,
+            aux: &assignment.aux,
+            a_aux_density: &assignment.a_aux_density,
+            b_input_density: &assignment.b_input_density,
+            b_aux_density: &assignment.b_aux_density,
+        }
     }
 }
 

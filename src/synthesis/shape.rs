@@ -1,6 +1,7 @@
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 use super::huge_pages;
 use super::products::product_equals;
@@ -142,26 +143,7 @@ impl CircuitShape {
     /// separate runs of circuit code, so a mismatch between them is an
     /// error here, not an invalid proof later.
     pub fn assign(&self, witness: WitnessAssignment) -> Result<Assignment, Error> {
-        // The per-input constraints are the shape's own, not the circuit's.
-        let circuit_constraints = self.num_constraints() - self.num_inputs;
-        let counts_match = witness.input.len() == self.num_inputs
-            && witness.aux.len() == self.num_aux
-            && witness
-                .constraints
-                .map_or(true, |n| n == circuit_constraints);
-        if !counts_match {
-            return Err(Error::ShapeMismatch(format!(
-                "shape has {} inputs, {} aux variables and {} constraints; the circuit made {}, {} and {}",
-                self.num_inputs,
-                self.num_aux,
-                circuit_constraints,
-                witness.input.len(),
-                witness.aux.len(),
-                witness
-                    .constraints
-                    .map_or("an uncounted number".to_string(), |n| n.to_string()),
-            )));
-        }
+        self.check_counts(&witness)?;
         let (a, b, c) = self.evaluate_checked(&witness.input, &witness.aux)?;
         Ok(Assignment {
             input: witness.input,
@@ -173,6 +155,32 @@ impl CircuitShape {
             b_input_density: self.b_input_density.clone(),
             b_aux_density: self.b_aux_density.clone(),
         })
+    }
+
+    /// Err unless `witness` has this shape's numbers of inputs, aux
+    /// variables and (where counted) constraints.
+    pub fn check_counts(&self, witness: &WitnessAssignment) -> Result<(), Error> {
+        // The per-input constraints are the shape's own, not the circuit's.
+        let circuit_constraints = self.num_constraints() - self.num_inputs;
+        let counts_match = witness.input.len() == self.num_inputs
+            && witness.aux.len() == self.num_aux
+            && witness
+                .constraints
+                .map_or(true, |n| n == circuit_constraints);
+        if counts_match {
+            return Ok(());
+        }
+        Err(Error::ShapeMismatch(format!(
+            "shape has {} inputs, {} aux variables and {} constraints; the circuit made {}, {} and {}",
+            self.num_inputs,
+            self.num_aux,
+            circuit_constraints,
+            witness.input.len(),
+            witness.aux.len(),
+            witness
+                .constraints
+                .map_or("an uncounted number".to_string(), |n| n.to_string()),
+        )))
     }
 
     /// Synthesizes many circuits of this shape in parallel over the cores.
@@ -194,7 +202,7 @@ impl CircuitShape {
     /// A, B and C times the witness in one pass over the rows, each row's
     /// a·b = c checked as it is made (one product, while the values are hot).
     #[allow(clippy::type_complexity)]
-    fn evaluate_checked(
+    pub(crate) fn evaluate_checked(
         &self,
         input: &[Scalar],
         aux: &[Scalar],
@@ -208,16 +216,89 @@ impl CircuitShape {
         for v in [&mut a, &mut b, &mut c] {
             huge_pages::advise(v.spare_capacity_mut());
         }
-        let first_unsatisfied = a.spare_capacity_mut()[..rows]
+        self.evaluate_rows(
+            0,
+            input,
+            aux,
+            &mut a.spare_capacity_mut()[..rows],
+            &mut b.spare_capacity_mut()[..rows],
+            &mut c.spare_capacity_mut()[..rows],
+        )?;
+        // SAFETY: evaluate_rows wrote each of the first `rows` slots of all
+        // three vectors (it returns Ok only after every row).
+        unsafe {
+            a.set_len(rows);
+            b.set_len(rows);
+            c.set_len(rows);
+        }
+        Ok((a, b, c))
+    }
+
+    /// Rows `first_row ..` (as many as `a` holds) of A, B and C times the
+    /// witness, written into `a`, `b`, `c`, each checked as in
+    /// [`assign`](Self::assign): for a prover that sends the evaluations
+    /// somewhere piece by piece (the GPU prover evaluates them straight into
+    /// its pinned upload buffer). A witness of other lengths than the
+    /// shape's, or slices of different lengths or past the last row, are
+    /// an error.
+    pub fn evaluate_rows_into(
+        &self,
+        first_row: usize,
+        input: &[Scalar],
+        aux: &[Scalar],
+        [a, b, c]: [&mut [Scalar]; 3],
+    ) -> Result<(), Error> {
+        let rows_fit = a.len() == b.len()
+            && a.len() == c.len()
+            && first_row
+                .checked_add(a.len())
+                .is_some_and(|end| end <= self.num_constraints());
+        if !rows_fit || input.len() != self.num_inputs || aux.len() != self.num_aux {
+            return Err(Error::ShapeMismatch(format!(
+                "rows {first_row}.. into slices of {}, {} and {} with {} inputs and {} aux \
+                 variables; the shape has {} rows, {} inputs and {} aux variables",
+                a.len(),
+                b.len(),
+                c.len(),
+                input.len(),
+                aux.len(),
+                self.num_constraints(),
+                self.num_inputs,
+                self.num_aux
+            )));
+        }
+        // SAFETY: MaybeUninit<Scalar> has Scalar's layout, and evaluate_rows
+        // only ever writes initialized values through these views.
+        let uninit = |v: &mut [Scalar]| unsafe {
+            std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<MaybeUninit<Scalar>>(), v.len())
+        };
+        self.evaluate_rows(first_row, input, aux, uninit(a), uninit(b), uninit(c))
+    }
+
+    /// Writes rows `first_row .. first_row + a.len()` into every slot of
+    /// `a`, `b`, `c` (equal lengths, within the shape, the witness of the
+    /// shape's lengths: the callers check), in parallel over the cores; the first
+    /// row whose a·b differs from c is an error, once all are written.
+    fn evaluate_rows(
+        &self,
+        first_row: usize,
+        input: &[Scalar],
+        aux: &[Scalar],
+        a: &mut [MaybeUninit<Scalar>],
+        b: &mut [MaybeUninit<Scalar>],
+        c: &mut [MaybeUninit<Scalar>],
+    ) -> Result<(), Error> {
+        debug_assert!(a.len() == b.len() && a.len() == c.len());
+        let first_unsatisfied = a
             .par_chunks_mut(ROWS_PER_TASK)
-            .zip(b.spare_capacity_mut()[..rows].par_chunks_mut(ROWS_PER_TASK))
-            .zip(c.spare_capacity_mut()[..rows].par_chunks_mut(ROWS_PER_TASK))
+            .zip(b.par_chunks_mut(ROWS_PER_TASK))
+            .zip(c.par_chunks_mut(ROWS_PER_TASK))
             .enumerate()
             .filter_map(|(task, ((a, b), c))| {
-                let first_row = task * ROWS_PER_TASK;
+                let task_row = first_row + task * ROWS_PER_TASK;
                 let mut unsatisfied = None;
                 for (i, ((a, b), c)) in a.iter_mut().zip(b).zip(c).enumerate() {
-                    let row = first_row + i;
+                    let row = task_row + i;
                     let (va, vb, vc) = (
                         self.a.row_times(row, input, aux),
                         self.b.row_times(row, input, aux),
@@ -233,16 +314,107 @@ impl CircuitShape {
                 unsatisfied
             })
             .min();
-        if let Some(constraint) = first_unsatisfied {
-            return Err(Error::Unsatisfied { constraint });
+        match first_unsatisfied {
+            Some(constraint) => Err(Error::Unsatisfied { constraint }),
+            None => Ok(()),
         }
-        // SAFETY: the pass above wrote each of the first `rows` slots of all
-        // three vectors (the chunks cover them, and every chunk runs to its end).
-        unsafe {
-            a.set_len(rows);
-            b.set_len(rows);
-            c.set_len(rows);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+    use blstrs::Scalar;
+    use ff::Field;
+
+    use super::{CircuitShape, ROWS_PER_TASK};
+    use crate::Error;
+
+    /// x_{i+1} = x_i², with every x_i a variable: one row per step.
+    struct Squares {
+        steps: usize,
+        start: Option<Scalar>,
+    }
+
+    impl Circuit<Scalar> for Squares {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            let mut value = self.start;
+            let mut x = cs.alloc(|| "x0", || value.ok_or(SynthesisError::AssignmentMissing))?;
+            for _ in 0..self.steps {
+                value = value.map(|v| v.square() + Scalar::ONE);
+                let y = cs.alloc(|| "y", || value.ok_or(SynthesisError::AssignmentMissing))?;
+                cs.enforce(
+                    || "x*x=y-1",
+                    |lc| lc + x,
+                    |lc| lc + x,
+                    |lc| lc + y - CS::one(),
+                );
+                x = y;
+            }
+            Ok(())
         }
-        Ok((a, b, c))
+    }
+
+    #[test]
+    fn rows_evaluated_in_pieces_equal_the_whole() {
+        let steps = 2 * ROWS_PER_TASK + 1001;
+        let shape = CircuitShape::record(Squares { steps, start: None }).unwrap();
+        let circuit = Squares {
+            steps,
+            start: Some(Scalar::from(3u64)),
+        };
+        let witness = shape.witness(circuit).unwrap();
+        let whole = shape.assign(witness.clone()).unwrap();
+        let n = shape.num_constraints();
+        for piece in [1, 3000, ROWS_PER_TASK, n] {
+            let mut rows = [
+                vec![Scalar::ZERO; n],
+                vec![Scalar::ZERO; n],
+                vec![Scalar::ZERO; n],
+            ];
+            let [a, b, c] = &mut rows;
+            for (k, ((a, b), c)) in a
+                .chunks_mut(piece)
+                .zip(b.chunks_mut(piece))
+                .zip(c.chunks_mut(piece))
+                .enumerate()
+            {
+                shape
+                    .evaluate_rows_into(k * piece, &witness.input, &witness.aux, [a, b, c])
+                    .unwrap();
+            }
+            assert_eq!(
+                rows,
+                [whole.a.clone(), whole.b.clone(), whole.c.clone()],
+                "{piece}"
+            );
+        }
+
+        // Changing y_k breaks rows k and k + 1; a piece from row k + 1 on
+        // names its own first broken row.
+        let mut broken = witness.clone();
+        let k = ROWS_PER_TASK + 5;
+        broken.aux[k + 1] += Scalar::ONE;
+        let mut rows = [
+            vec![Scalar::ZERO; 100],
+            vec![Scalar::ZERO; 100],
+            vec![Scalar::ZERO; 100],
+        ];
+        let [a, b, c] = &mut rows;
+        let err = shape
+            .evaluate_rows_into(k + 1, &broken.input, &broken.aux, [a, b, c])
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Unsatisfied { constraint } if constraint == k + 1),
+            "{err}"
+        );
+        let err = shape.assign(broken.clone()).unwrap_err();
+        assert!(
+            matches!(err, Error::Unsatisfied { constraint } if constraint == k),
+            "{err}"
+        );
     }
 }

@@ -318,7 +318,35 @@ impl HInputs {
         if b.len() != n || c.len() != n || n > domain.size() || staging.len() < 3 * n {
             return Self::upload(guard, domain, a, b, c);
         }
+        Self::upload_filled(guard, domain, n, staging, |first, staged| {
+            for (to, from) in staged.into_iter().zip([a, b, c]) {
+                parallel_copy(to, &from[first..first + to.len()]);
+            }
+            Ok::<(), GpuError>(())
+        })
+    }
+
+    /// n rows of a, b, c (n no more than the domain, `staging` at least
+    /// 3 n scalars), written into `staging` by `fill(first, [a, b, c])` a
+    /// piece of rows at a time and each piece queued on an upload stream
+    /// as soon as it is written: the bus carries one piece while `fill`
+    /// makes the next. Returns once every piece has landed; `fill`'s error
+    /// stops the upload.
+    pub fn upload_filled<E: From<GpuError>>(
+        guard: &DeviceGuard<'_>,
+        domain: &Domain,
+        n: usize,
+        staging: &mut PinnedStaging,
+        mut fill: impl FnMut(usize, [&mut [Scalar]; 3]) -> Result<(), E>,
+    ) -> Result<Self, E> {
         let m = domain.size();
+        if n > m || staging.len() < 3 * n {
+            return Err(GpuError::Native(format!(
+                "{n} rows of a, b, c over a domain of {m} through {} staged scalars",
+                staging.len()
+            ))
+            .into());
+        }
         let targets = [
             DeviceScalars::upload(guard, &[], m)?,
             DeviceScalars::upload(guard, &[], m)?,
@@ -326,37 +354,40 @@ impl HInputs {
         ];
         // Made after the targets so that, on an early return, it is dropped
         // first: its drop waits for the copies still writing into them.
-        let stream = ffi::new_upload_stream(guard.ffi_device())?;
+        let stream = ffi::new_upload_stream(guard.ffi_device()).map_err(GpuError::from)?;
         let stream = stream
             .as_ref()
             .expect("new_upload_stream never returns null");
         let piece = ScalarUploader::PIECE;
-        let regions = staging.as_mut_slice()[..3 * n].chunks_mut(n.max(1));
-        let mut queued = 0;
-        for ((from, to), region) in [a, b, c].into_iter().zip(&targets).zip(regions) {
-            for (k, (staged, values)) in
-                region.chunks_mut(piece).zip(from.chunks(piece)).enumerate()
-            {
-                parallel_copy(staged, values);
+        let (a_region, rest) = staging.as_mut_slice()[..3 * n].split_at_mut(n);
+        let (b_region, c_region) = rest.split_at_mut(n);
+        let pieces = a_region
+            .chunks_mut(piece)
+            .zip(b_region.chunks_mut(piece))
+            .zip(c_region.chunks_mut(piece));
+        for (k, ((a, b), c)) in pieces.enumerate() {
+            fill(k * piece, [&mut *a, &mut *b, &mut *c])?;
+            for (slot, (staged, to)) in [&*a, &*b, &*c].into_iter().zip(&targets).enumerate() {
                 // SAFETY: `staged` is pinned memory of staged.len() scalars,
-                // a region no other piece uses, untouched until the stream is
-                // finished below (or dropped, which waits for its copies); the
-                // C++ side checks the device and the range of `to`.
+                // a region no other piece uses, untouched until the stream
+                // is finished below (or dropped, which waits for its
+                // copies); the C++ side checks the device and the range of
+                // `to`.
                 unsafe {
                     ffi::queue_upload(
                         guard.ffi_device(),
                         stream,
-                        queued % 2,
+                        slot % 2,
                         staged.as_ptr().cast::<u64>(),
                         staged.len(),
                         to.inner(),
                         k * piece,
                     )
-                }?;
-                queued += 1;
+                }
+                .map_err(GpuError::from)?;
             }
         }
-        ffi::finish_uploads(stream)?;
+        ffi::finish_uploads(stream).map_err(GpuError::from)?;
         let [a, b, c] = targets;
         Ok(Self { a, b, c })
     }

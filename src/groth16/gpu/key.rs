@@ -8,13 +8,13 @@ use blstrs::{G1Affine, G2Affine};
 use parking_lot::Mutex;
 
 use super::division::MeasuredRate;
+use super::input::ProofInput;
 use super::split::ScalarBuffers;
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{HInputs, PinnedStaging, ResidentBases};
 use crate::device::{Device, DeviceGuard, GpuError};
 use crate::groth16::prover::{check_delta, KeySizes};
 use crate::params::{ProvingKey, VerifyingKey};
-use crate::synthesis::Assignment;
 use crate::Error;
 
 /// Device memory a proof needs besides its key: the H polynomial's a, b, c
@@ -79,17 +79,44 @@ fn pinned_staging(sizes: &KeySizes) -> Option<PinnedStaging> {
 
 impl ResidentKey {
     /// Uploads a proof's a, b, c to the key's device through the key's
-    /// pinned staging buffer (ordinary memory if pinning was refused).
+    /// pinned staging buffer (ordinary memory if pinning was refused); a
+    /// shaped input's are evaluated on the way, checked row by row.
     pub fn upload_inputs(
         &self,
         guard: &DeviceGuard<'_>,
         domain: &Domain,
-        assignment: &Assignment,
-    ) -> Result<HInputs, GpuError> {
-        let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
-        match self.staging.lock().as_mut() {
-            Some(buffer) => HInputs::upload_staged(guard, domain, a, b, c, buffer),
-            None => HInputs::upload(guard, domain, a, b, c),
+        input: ProofInput<'_>,
+    ) -> Result<HInputs, Error> {
+        let mut staging = self.staging.lock();
+        match (input, staging.as_mut()) {
+            (ProofInput::Evaluated(assignment), Some(buffer)) => {
+                let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
+                Ok(HInputs::upload_staged(guard, domain, a, b, c, buffer)?)
+            }
+            (ProofInput::Evaluated(assignment), None) => {
+                let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
+                Ok(HInputs::upload(guard, domain, a, b, c)?)
+            }
+            // Each piece of rows is evaluated into the pinned buffer and
+            // sent while the next is evaluated.
+            (ProofInput::Shaped { shape, witness }, Some(buffer))
+                if buffer.len() >= 3 * shape.num_constraints() =>
+            {
+                HInputs::upload_filled(
+                    guard,
+                    domain,
+                    shape.num_constraints(),
+                    buffer,
+                    |first, rows| {
+                        shape.evaluate_rows_into(first, &witness.input, &witness.aux, rows)
+                    },
+                )
+            }
+            (ProofInput::Shaped { shape, witness }, _) => {
+                drop(staging);
+                let (a, b, c) = shape.evaluate_checked(&witness.input, &witness.aux)?;
+                Ok(HInputs::upload(guard, domain, &a, &b, &c)?)
+            }
         }
     }
 }

@@ -18,6 +18,7 @@
 
 mod auto;
 mod division;
+mod input;
 mod key;
 mod prover;
 mod split;
@@ -25,5 +26,6 @@ mod split;
 pub(crate) use auto::GpuSession;
 pub use key::GpuProvingKey;
 pub use prover::{
-    finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof, PendingProof,
+    finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof,
+    start_proof_shaped, PendingProof,
 };

@@ -11,6 +11,7 @@ use blstrs::{G1Projective, G2Projective, Scalar};
 use group::Group;
 
 use super::division::{base_range, cost, plan, share_cost, GeneralPart};
+use super::input::ProofInput;
 use super::key::{ensure_free_memory, proof_working_bytes, GpuProvingKey, ResidentKey};
 use super::split::{ProofScalars, ScalarBuffers, SplitScalars};
 use crate::backend::cpu::Domain;
@@ -18,7 +19,7 @@ use crate::backend::cuda::{GpuCurve, HInputs, ResidentBases};
 use crate::device::{Device, DeviceGuard, DeviceMutex, GpuError};
 use crate::groth16::prover::{assemble, timed, MsmSums, StageTimes};
 use crate::groth16::Proof;
-use crate::synthesis::Assignment;
+use crate::synthesis::{Assignment, CircuitShape, WitnessAssignment};
 use crate::Error;
 
 type WorkerResult = Result<(MsmSums, StageTimes), Error>;
@@ -91,7 +92,7 @@ fn upload_then_start<T: Send>(
     guard: &DeviceGuard<'_>,
     key: &ResidentKey,
     domain: &Domain,
-    assignment: &Assignment,
+    input: ProofInput<'_>,
     start_lanes: impl FnOnce(Receiver<HInputs>, Receiver<ProofScalars>) -> Result<T, Error> + Send,
 ) -> Result<Started<T>, Error> {
     ensure_free_memory(
@@ -104,14 +105,14 @@ fn upload_then_start<T: Send>(
     let (send_inputs, inputs) = mpsc::sync_channel(1);
     Ok(std::thread::scope(|scope| {
         let split = scope.spawn(move || {
-            let scalars = ProofScalars::of(assignment, &key.scalar_buffers);
+            let scalars = ProofScalars::of(&input.witness(), &key.scalar_buffers);
             let done = started.elapsed();
             // The lanes may already have stopped on an error: nothing to do.
             let _ = send_scalars.send(scalars);
             done
         });
         let lanes = scope.spawn(move || start_lanes(inputs, scalars));
-        let upload = key.upload_inputs(guard, domain, assignment);
+        let upload = key.upload_inputs(guard, domain, input);
         let uploaded = started.elapsed();
         let upload = upload.map(|inputs| {
             // As above: a lane that stopped on an error takes nothing.
@@ -132,9 +133,7 @@ fn upload_then_start<T: Send>(
         );
         Started {
             lanes,
-            upload: upload
-                .map(|()| uploaded.max(split_done))
-                .map_err(Error::from),
+            upload: upload.map(|()| uploaded.max(split_done)),
         }
     }))
 }
@@ -152,10 +151,39 @@ pub fn start_proof(
     r: Scalar,
     s: Scalar,
 ) -> Result<PendingProof, Error> {
+    start(guard, key, ProofInput::Evaluated(assignment), r, s)
+}
+
+/// [`start_proof`] from a witness and the recorded shape it was computed
+/// for ([`CircuitShape::witness`]), the same proof as `start_proof` of
+/// `shape.assign(witness)`: A, B and C are evaluated here, a piece of rows
+/// at a time, straight into the key's pinned upload buffer, each piece
+/// crossing the bus while the next is evaluated. That saves copying them
+/// there (384 MiB for a 4M-constraint PoRep partition). A witness that does
+/// not fit the shape, or a row where a·b differs from c, is an error, and
+/// no proof is left running.
+pub fn start_proof_shaped(
+    guard: &DeviceGuard<'_>,
+    key: &GpuProvingKey,
+    shape: &CircuitShape,
+    witness: &WitnessAssignment,
+    r: Scalar,
+    s: Scalar,
+) -> Result<PendingProof, Error> {
+    start(guard, key, ProofInput::Shaped { shape, witness }, r, s)
+}
+
+fn start(
+    guard: &DeviceGuard<'_>,
+    key: &GpuProvingKey,
+    input: ProofInput<'_>,
+    r: Scalar,
+    s: Scalar,
+) -> Result<PendingProof, Error> {
     let device = guard.device();
     check_device(key.ordinal(), guard)?;
-    key.inner.sizes.check(assignment)?;
-    let domain = Domain::new(assignment.num_constraints())?;
+    input.check(&key.inner.sizes)?;
+    let domain = Domain::new(input.num_constraints())?;
     let worker_device = device.duplicate()?;
     let worker_key = key.clone();
     let worker_domain = domain.clone();
@@ -180,7 +208,7 @@ pub fn start_proof(
                 )))
             })
     };
-    let started = upload_then_start(guard, &key.inner, &domain, assignment, spawn_worker)?;
+    let started = upload_then_start(guard, &key.inner, &domain, input, spawn_worker)?;
     let worker = started.lanes?;
     let upload = match started.upload {
         Ok(upload) => upload,
@@ -462,7 +490,7 @@ pub fn prove_split(
         guards[0],
         &keys[0].inner,
         &domain,
-        assignment,
+        ProofInput::Evaluated(assignment),
         |inputs, scalars| run_lanes(placement, &domain, inputs, scalars, buffers),
     )?;
     // The lanes have finished here: an upload error is the cause of theirs.

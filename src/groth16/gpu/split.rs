@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use rayon::prelude::*;
 
 use crate::backend::cpu::msm::is_general;
-use crate::synthesis::Assignment;
+use crate::groth16::prover::ProverWitness;
 
 /// The scalars of one MSM that its bucket MSM takes.
 pub(super) enum GeneralScalars {
@@ -184,8 +184,8 @@ pub(super) struct ProofScalars {
 }
 
 impl ProofScalars {
-    pub fn of(assignment: &Assignment, buffers: &ScalarBuffers) -> Self {
-        let (input, aux) = (&assignment.input, &assignment.aux);
+    pub fn of(witness: &ProverWitness<'_>, buffers: &ScalarBuffers) -> Self {
+        let (input, aux) = (witness.input, witness.aux);
         let capacity = input.len() + aux.len();
         let ((l, a), b) = rayon::join(
             || {
@@ -194,15 +194,15 @@ impl ProofScalars {
                     || {
                         let mut a = buffers.take(capacity);
                         a.extend_from_slice(input);
-                        assignment.a_aux_density.par_select_into(aux, &mut a);
+                        witness.a_aux_density.par_select_into(aux, &mut a);
                         SplitScalars::from_vec(a, buffers)
                     },
                 )
             },
             || {
                 let mut b = buffers.take(capacity);
-                assignment.b_input_density.par_select_into(input, &mut b);
-                assignment.b_aux_density.par_select_into(aux, &mut b);
+                witness.b_input_density.par_select_into(input, &mut b);
+                witness.b_aux_density.par_select_into(aux, &mut b);
                 SplitScalars::from_vec(b, buffers)
             },
         );

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A device session over the bundle that scripts/gpu-bundle.sh fills: runs
+# the steps named in STEPS (default "tests porep") and logs every command
+# and its exit status to $OUT/session.log (or target/gpu-bundle/logs).
+#   tests   the GPU test binaries, one after another
+#   porep   filecoin_porep, 3 challenges, 10 partitions (PoRep 4M)
+#   prove   prove --circuit field --split at 2^20 and 2^22, best of 3
+#   msm     gpu_msm $MSM_ARGS (default "22 20 16")
+# Run it from the repository root on the device machine, carrying
+# target/gpu-bundle.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bundle=target/gpu-bundle
+log_dir="${OUT:-$bundle/logs}"
+mkdir -p "$log_dir"
+log="$log_dir/session.log"
+: >"$log"
+export CARGO_MANIFEST_DIR="$PWD"
+
+say() { echo "$*" | tee -a "$log"; }
+
+for packed in "$bundle"/bin/*/*.xz; do
+  [[ -e "$packed" ]] || continue
+  xz -d -f "$packed" 2>/dev/null ||
+    python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed"
+  rm -f "$packed"
+  chmod +x "${packed%.xz}"
+done
+
+# run LABEL TIMEOUT COMMAND...
+run() {
+  local label="$1" limit="$2"
+  shift 2
+  say "== $label: $*"
+  local started=$SECONDS
+  timeout "$limit" "$@" >>"$log" 2>&1
+  say "== $label: exit $? after $((SECONDS - started)) s"
+}
+
+say "== $(date -u +%FT%TZ) on $(hostname)"
+nvidia-smi -L >>"$log" 2>&1
+for step in ${STEPS:-tests porep}; do
+  case "$step" in
+    tests)
+      for t in gpu_prover gpu_pool gpu_msm gpu_ntt gpu_device; do
+        run "test $t" 400 "$bundle/bin/tests/$t" --show-output
+      done
+      ;;
+    porep)
+      run porep 300 "$bundle/bin/examples/filecoin_porep" --challenges 3 --partitions 10
+      ;;
+    prove)
+      for size in 20 22; do
+        run "prove $size" 300 "$bundle/bin/examples/prove" --size "$size" --circuit field --split --proofs 3
+      done
+      ;;
+    msm)
+      # shellcheck disable=SC2086 # the sizes are split on purpose
+      run msm 300 "$bundle/bin/examples/gpu_msm" ${MSM_ARGS:-22 20 16}
+      ;;
+    *) say "== unknown step $step" ;;
+  esac
+done
+say "== done $(date -u +%FT%TZ)"
