@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release --features cuda --example filecoin_porep -- \
 //!     [--challenges 3] [--partitions 10] [--backend auto|cpu|gpu] [--device N] [--pool]
+//!     [--batch-api]
 //! ```
 //! Replicates a 2 KiB sector (64 nodes, 2 layers) in a temporary folder and
 //! builds its partition circuits (3 challenges each: 4,031,596 constraints),
@@ -16,7 +17,11 @@
 //!   partition of the whole batch;
 //! - with `--pool`, the same partitions (all but the first) again through a
 //!   `ProverPool` with one worker on the same backend, which synthesizes
-//!   through the shape itself: its time per partition beside the one above.
+//!   through the shape itself: its time per partition beside the one above;
+//! - with `--batch-api` (GPU), the same partitions through
+//!   `create_proof_batch` (the call Filecoin makes: the key uploaded for the
+//!   call), four rounds, each beside what that call did before it proved
+//!   from witnesses (synthesize_batch, then one proof after another).
 //!
 //! Every proof is verified against the public inputs the crate computes.
 
@@ -49,6 +54,7 @@ struct Options {
     backend: String,
     device: usize,
     pool: bool,
+    batch_api: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -58,6 +64,7 @@ fn parse_options() -> Result<Options, String> {
         backend: "auto".into(),
         device: 0,
         pool: false,
+        batch_api: false,
     };
     let mut flags = Flags::from_env();
     while let Some(flag) = flags.next_flag() {
@@ -67,6 +74,7 @@ fn parse_options() -> Result<Options, String> {
             "--backend" => options.backend = flags.value(&flag)?,
             "--device" => options.device = flags.parsed(&flag)?,
             "--pool" => options.pool = true,
+            "--batch-api" => options.batch_api = true,
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -83,7 +91,7 @@ fn ms(d: Duration) -> String {
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let options = parse_options().unwrap_or_else(|e| {
-        eprintln!("{e}\nusage: filecoin_porep [--challenges N] [--partitions N] [--backend auto|cpu|gpu] [--device N] [--pool]");
+        eprintln!("{e}\nusage: filecoin_porep [--challenges N] [--partitions N] [--backend auto|cpu|gpu] [--device N] [--pool] [--batch-api]");
         std::process::exit(2);
     });
     if let Err(e) = run(&options) {
@@ -124,6 +132,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         .map(|p| (p.circuit, p.inputs))
         .unzip();
     let pool_circuits = options.pool.then(|| circuits[1..].to_vec());
+    let batch_api_circuits = options.batch_api.then(|| circuits[1..].to_vec());
     let proofs = match backend {
         Backend::Cpu => prove_on_cpu(&key, &shape, circuits)?,
         #[cfg(feature = "cuda")]
@@ -148,6 +157,18 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
             return Err("a proof from the pool did not verify".into());
         }
         println!("all {} pool proofs verified", proofs.len());
+    }
+    if let Some(circuits) = batch_api_circuits.filter(|circuits| !circuits.is_empty()) {
+        match backend {
+            Backend::Cpu => println!(
+                "--batch-api: GPU only; {} partitions skipped",
+                circuits.len()
+            ),
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(device) => {
+                gpu::compare_batch_api(device, &key, circuits, &pvk, &inputs[1..])?
+            }
+        }
     }
     Ok(())
 }
@@ -229,7 +250,8 @@ mod gpu {
     use super::*;
     use groth16_gpu::device::DeviceMutex;
     use groth16_gpu::groth16::gpu::{
-        finish_proof, finish_proof_timed, start_proof, start_proof_shaped, GpuProvingKey,
+        finish_proof, finish_proof_timed, prove_on_device, start_proof, start_proof_shaped,
+        GpuProvingKey,
     };
     use groth16_gpu::synthesis::Assignment;
     use rayon::prelude::*;
@@ -297,6 +319,70 @@ mod gpu {
             );
         }
         Ok(())
+    }
+
+    /// `create_proof_batch` against what it did before proving from
+    /// witnesses, four rounds alternating; every proof verified.
+    pub fn compare_batch_api(
+        device: &DeviceMutex,
+        key: &ProvingKey,
+        circuits: Vec<PorepCircuit>,
+        pvk: &groth16_gpu::PreparedVerifyingKey,
+        inputs: &[Vec<Scalar>],
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let count = circuits.len();
+        let random = || -> Vec<Scalar> { (0..count).map(|_| Scalar::random(OsRng)).collect() };
+        for round in 1..=2 {
+            let start = Instant::now();
+            let proofs =
+                groth16_gpu::create_proof_batch(circuits.clone(), key, random(), random())?;
+            let now = start.elapsed();
+            let start = Instant::now();
+            let before = prove_batch_as_before(device, key, circuits.clone(), random(), random())?;
+            let then = start.elapsed();
+            for proofs in [&proofs, &before] {
+                let refs: Vec<&Proof> = proofs.iter().collect();
+                if !verify_proofs_batch(pvk, &mut OsRng, &refs, inputs)? {
+                    return Err("a batch API proof did not verify".into());
+                }
+            }
+            println!(
+                "create_proof_batch, {count} partitions, round {round}: {} (per partition {}); as before: {} ({})",
+                ms(now).trim(),
+                ms(now / count as u32).trim(),
+                ms(then).trim(),
+                ms(then / count as u32).trim()
+            );
+        }
+        Ok(())
+    }
+
+    /// create_proof_batch's GPU path before it proved from witnesses: every
+    /// assignment evaluated, the key uploaded, one proof after another.
+    fn prove_batch_as_before(
+        device: &DeviceMutex,
+        key: &ProvingKey,
+        circuits: Vec<PorepCircuit>,
+        r_s: Vec<Scalar>,
+        s_s: Vec<Scalar>,
+    ) -> Result<Vec<Proof>, Box<dyn std::error::Error>> {
+        let start = Instant::now();
+        let assignments = groth16_gpu::synthesis::synthesize_batch(circuits)?;
+        let synthesized = start.elapsed();
+        let guard = device.lock();
+        let resident = GpuProvingKey::upload(&guard, key)?;
+        let uploaded = start.elapsed();
+        let mut proofs = Vec::with_capacity(assignments.len());
+        for (assignment, (r, s)) in assignments.iter().zip(r_s.into_iter().zip(s_s)) {
+            proofs.push(prove_on_device(&guard, &resident, assignment, r, s)?.0);
+        }
+        println!(
+            "  as before: synthesized {}, key on the GPU {}, proved {} after the start",
+            ms(synthesized).trim(),
+            ms(uploaded).trim(),
+            ms(start.elapsed()).trim()
+        );
+        Ok(proofs)
     }
 
     pub fn prove(

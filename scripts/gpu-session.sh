@@ -4,6 +4,7 @@
 # and its exit status to $OUT/session.log (or target/gpu-bundle/logs).
 #   tests   the GPU test binaries, one after another
 #   porep   filecoin_porep, 3 challenges, 10 partitions (PoRep 4M)
+#   batchapi  the same with --batch-api (create_proof_batch, four rounds)
 #   prove   prove --circuit field --split at 2^20 and 2^22, best of 3
 #   msm     gpu_msm $MSM_ARGS (default "22 20 16")
 # Run it from the repository root on the device machine, carrying
@@ -48,6 +49,9 @@ for step in ${STEPS:-tests porep}; do
       ;;
     porep)
       run porep 300 "$bundle/bin/examples/filecoin_porep" --challenges 3 --partitions 10
+      ;;
+    batchapi)
+      RUST_LOG=groth16_gpu::groth16::api=debug run batchapi 500 "$bundle/bin/examples/filecoin_porep" --challenges 3 --partitions 10 --batch-api
       ;;
     prove)
       for size in 20 22; do

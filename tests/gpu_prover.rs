@@ -31,7 +31,8 @@ use groth16_gpu::groth16::gpu::{
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::{synthesize, Assignment, CircuitShape};
 use groth16_gpu::{
-    create_proof, generate_parameters_for_shape_random, Error, ProvingKey, VerifyingKey,
+    create_proof, create_proof_batch, generate_parameters_for_shape_random, Error, ProvingKey,
+    VerifyingKey,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -271,6 +272,60 @@ fn bellperson_shaped_functions_prove_on_the_gpu() {
     let auto = create_proof(circuit, &key, r, s).expect("create_proof");
     assert_eq!(auto, prove(&key, &assignment, r, s).unwrap());
     assert!(bellperson_accepts(&key.vk, &auto, &inputs));
+
+    // A batch (proved from witnesses, two in flight): each proof equals
+    // the CPU prover's of its own assignment.
+    let circuits: Vec<FieldHeavy> = [Scalar::ZERO, Scalar::ONE, -Scalar::ONE]
+        .into_iter()
+        .chain([Scalar::random(&mut rng), Scalar::random(&mut rng)])
+        .map(|start| FieldHeavy {
+            steps: 3000,
+            start: Some(start),
+        })
+        .collect();
+    let r_s: Vec<Scalar> = (0..circuits.len())
+        .map(|_| Scalar::random(&mut rng))
+        .collect();
+    let s_s: Vec<Scalar> = (0..circuits.len())
+        .map(|_| Scalar::random(&mut rng))
+        .collect();
+    let proofs = create_proof_batch(circuits.clone(), &key, r_s.clone(), s_s.clone())
+        .expect("create_proof_batch");
+    assert_eq!(proofs.len(), circuits.len());
+    for (((circuit, proof), r), s) in circuits.into_iter().zip(&proofs).zip(&r_s).zip(&s_s) {
+        let inputs = vec![circuit.result()];
+        let assignment = synthesize(circuit).unwrap();
+        assert_eq!(proof, &prove(&key, &assignment, *r, *s).unwrap());
+        assert!(bellperson_accepts(&key.vk, proof, &inputs));
+    }
+
+    // One circuit of another shape fails the batch, and the next works.
+    let mixed = vec![
+        FieldHeavy {
+            steps: 3000,
+            start: Some(Scalar::ONE),
+        },
+        FieldHeavy {
+            steps: 2999,
+            start: Some(Scalar::ONE),
+        },
+    ];
+    let result = create_proof_batch(mixed, &key, vec![r; 2], vec![s; 2]);
+    assert!(matches!(result, Err(Error::ShapeMismatch(_))), "{result:?}");
+    let again = create_proof_batch(
+        vec![circuit_of(3000, Scalar::ONE); 2],
+        &key,
+        vec![r; 2],
+        vec![s; 2],
+    );
+    assert_eq!(again.expect("a batch after the failed one").len(), 2);
+}
+
+fn circuit_of(steps: usize, start: Scalar) -> FieldHeavy {
+    FieldHeavy {
+        steps,
+        start: Some(start),
+    }
 }
 
 #[test]

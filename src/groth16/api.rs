@@ -17,7 +17,7 @@ use super::prover::check_batch_lengths;
 use super::{prove, Proof};
 use crate::error::panic_message;
 use crate::params::ProvingKey;
-use crate::synthesis::{synthesize, synthesize_batch, Assignment};
+use crate::synthesis::{batch_witnesses, synthesize, synthesize_batch, Assignment};
 use crate::Error;
 
 /// Synthesizes `circuit` and proves it with the given `r` and `s`.
@@ -70,14 +70,45 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     s_s: Vec<Scalar>,
 ) -> Result<Vec<Proof>, Error> {
     check_batch_lengths(circuits.len(), r_s.len(), s_s.len())?;
-    let assignments = synthesize_batch(circuits)?;
-    with_backend(key, |prove| {
-        assignments
-            .iter()
-            .zip(r_s.iter().zip(&s_s))
-            .map(|(assignment, (r, s))| prove(assignment, *r, *s))
-            .collect()
-    })?
+    if circuits.len() < 2 {
+        let assignments = synthesize_batch(circuits)?;
+        return with_backend(key, |prove| {
+            assignments
+                .iter()
+                .zip(r_s.iter().zip(&s_s))
+                .map(|(assignment, (r, s))| prove(assignment, *r, *s))
+                .collect()
+        })?;
+    }
+    let started = std::time::Instant::now();
+    let (shape, witnesses) = batch_witnesses(circuits)?;
+    // A circuit of another shape fails the batch before any proving.
+    for witness in &witnesses {
+        shape.check_counts(witness)?;
+    }
+    log::debug!(
+        "create_proof_batch: {} witnesses and their shape in {:.3} s",
+        witnesses.len(),
+        started.elapsed().as_secs_f64()
+    );
+    #[cfg(feature = "cuda")]
+    if let Some(session) = super::gpu::GpuSession::open(key)? {
+        log::debug!(
+            "create_proof_batch: key on the GPU {:.3} s after the start",
+            started.elapsed().as_secs_f64()
+        );
+        let proofs = session.prove_witnesses(&shape, &witnesses, &r_s, &s_s);
+        log::debug!(
+            "create_proof_batch: proved {:.3} s after the start",
+            started.elapsed().as_secs_f64()
+        );
+        return proofs;
+    }
+    witnesses
+        .into_iter()
+        .zip(r_s.into_iter().zip(s_s))
+        .map(|(witness, (r, s))| prove(key, &shape.assign(witness)?, r, s))
+        .collect()
 }
 
 /// [`create_proof_batch`] with all `r` values, then all `s` values, drawn

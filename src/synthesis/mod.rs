@@ -63,8 +63,27 @@ pub fn synthesize_batch<C: Circuit<Scalar> + Send>(
     if circuits.len() < 2 {
         return circuits.into_iter().map(synthesize).collect();
     }
+    let (shape, witnesses) = batch_witnesses(circuits)?;
+    witnesses
+        .into_iter()
+        .map(|witness| shape.assign(witness))
+        .collect()
+}
+
+/// The witnesses of circuits of one shape (two or more), and that shape:
+/// the first circuit's shape is recorded while it is synthesized and the
+/// others meanwhile compute only their witnesses. Each witness is then
+/// ready for [`CircuitShape::assign`], or for a prover that evaluates
+/// A, B, C itself. Its counts are not checked here.
+pub(crate) fn batch_witnesses<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+) -> Result<(CircuitShape, Vec<WitnessAssignment>), Error> {
     let mut circuits = circuits.into_iter();
-    let first = circuits.next().expect("two or more circuits");
+    let Some(first) = circuits.next() else {
+        return Err(Error::ShapeMismatch(
+            "a batch of no circuits has no shape".into(),
+        ));
+    };
     let rest: Vec<C> = circuits.collect();
     let (recorded, witnesses) = rayon::join(
         || CircuitShape::record_with_witness(first),
@@ -79,8 +98,6 @@ pub fn synthesize_batch<C: Circuit<Scalar> + Send>(
         },
     );
     let (shape, first_witness) = recorded?;
-    std::iter::once(first_witness)
-        .chain(witnesses?)
-        .map(|witness| shape.assign(witness))
-        .collect()
+    let witnesses = std::iter::once(first_witness).chain(witnesses?).collect();
+    Ok((shape, witnesses))
 }

@@ -4,11 +4,11 @@
 
 use blstrs::Scalar;
 
-use super::{prove_on_device, GpuProvingKey};
+use super::{finish_proof, prove_on_device, start_proof_shaped, GpuProvingKey, PendingProof};
 use crate::device::{DeviceGuard, DeviceMutex};
 use crate::groth16::Proof;
 use crate::params::ProvingKey;
-use crate::synthesis::Assignment;
+use crate::synthesis::{Assignment, CircuitShape, WitnessAssignment};
 use crate::Error;
 
 /// One device held, with the key resident on it.
@@ -43,6 +43,40 @@ impl GpuSession {
     /// Proves on the session's device.
     pub fn prove(&self, assignment: &Assignment, r: Scalar, s: Scalar) -> Result<Proof, Error> {
         prove_on_device(&self.guard, &self.key, assignment, r, s).map(|(proof, _)| proof)
+    }
+
+    /// Proves witnesses of one shape with their r and s, two in flight:
+    /// each proof's A, B, C are evaluated into the pinned upload buffer
+    /// ([`start_proof_shaped`]) while the previous proof runs on the device.
+    /// Where two proofs do not fit the device's memory at once, the earlier
+    /// one is finished first.
+    pub fn prove_witnesses(
+        &self,
+        shape: &CircuitShape,
+        witnesses: &[WitnessAssignment],
+        r_s: &[Scalar],
+        s_s: &[Scalar],
+    ) -> Result<Vec<Proof>, Error> {
+        let mut proofs = Vec::with_capacity(witnesses.len());
+        let mut in_flight: Option<PendingProof> = None;
+        for (witness, (r, s)) in witnesses.iter().zip(r_s.iter().zip(s_s)) {
+            let start = || start_proof_shaped(&self.guard, &self.key, shape, witness, *r, *s);
+            let pending = match start() {
+                Err(Error::Gpu(error)) if error.is_out_of_memory() && in_flight.is_some() => {
+                    let earlier = in_flight.take().expect("checked above");
+                    proofs.push(finish_proof(&self.guard, earlier)?);
+                    start()?
+                }
+                started => started?,
+            };
+            if let Some(earlier) = in_flight.replace(pending) {
+                proofs.push(finish_proof(&self.guard, earlier)?);
+            }
+        }
+        if let Some(last) = in_flight {
+            proofs.push(finish_proof(&self.guard, last)?);
+        }
+        Ok(proofs)
     }
 }
 
