@@ -12,12 +12,16 @@ use blstrs::Scalar;
 use ff::Field;
 use rand_core::RngCore;
 use rayon::prelude::*;
+use std::sync::Arc;
 
 use super::prover::check_batch_lengths;
+use super::shape_cache::{self, ShapeId};
 use super::{prove, Proof};
 use crate::error::panic_message;
 use crate::params::ProvingKey;
-use crate::synthesis::{batch_witnesses, synthesize, synthesize_batch, Assignment};
+use crate::synthesis::{
+    batch_witnesses, synthesize, synthesize_batch, Assignment, CircuitShape, WitnessAssignment,
+};
 use crate::Error;
 
 /// Synthesizes `circuit` and proves it with the given `r` and `s`.
@@ -60,9 +64,13 @@ pub fn create_random_proof<C: Circuit<Scalar>, R: RngCore>(
 /// Circuits proved with one key share one shape: the first is recorded and
 /// the rest compute only their witnesses ([`synthesize_batch`]), so a
 /// circuit that does not fit the first one's constraints is an error rather
-/// than an invalid proof.
+/// than an invalid proof. The recorded shape is kept for later batches of
+/// the same circuit type and key (see [`set_shape_cache_capacity`]), which
+/// then compute only witnesses. On a GPU each proof's A, B, C are
+/// evaluated into the upload buffer while the previous proof runs.
 ///
 /// [`synthesize_batch`]: crate::synthesis::synthesize_batch
+/// [`set_shape_cache_capacity`]: super::set_shape_cache_capacity
 pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     circuits: Vec<C>,
     key: &ProvingKey,
@@ -70,44 +78,74 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     s_s: Vec<Scalar>,
 ) -> Result<Vec<Proof>, Error> {
     check_batch_lengths(circuits.len(), r_s.len(), s_s.len())?;
-    if circuits.len() < 2 {
-        let assignments = synthesize_batch(circuits)?;
-        return with_backend(key, |prove| {
-            assignments
-                .iter()
-                .zip(r_s.iter().zip(&s_s))
-                .map(|(assignment, (r, s))| prove(assignment, *r, *s))
-                .collect()
-        })?;
-    }
+    let id = ShapeId::of::<C>(key);
     let started = std::time::Instant::now();
-    let (shape, witnesses) = batch_witnesses(circuits)?;
-    // A circuit of another shape fails the batch before any proving.
-    for witness in &witnesses {
-        shape.check_counts(witness)?;
-    }
+    let (shape, witnesses) = match shape_cache::cached(&id) {
+        Some(shape) => {
+            let witnesses = circuits
+                .into_par_iter()
+                .map(|circuit| shape.witness(circuit))
+                .collect::<Result<Vec<_>, Error>>()?;
+            (shape, witnesses)
+        }
+        // One circuit and no shape: recording would cost more than it saves.
+        None if circuits.len() < 2 => {
+            let assignments = synthesize_batch(circuits)?;
+            return with_backend(key, |prove| {
+                assignments
+                    .iter()
+                    .zip(r_s.iter().zip(&s_s))
+                    .map(|(assignment, (r, s))| prove(assignment, *r, *s))
+                    .collect()
+            })?;
+        }
+        None => {
+            let (shape, witnesses) = batch_witnesses(circuits)?;
+            let shape = Arc::new(shape);
+            shape_cache::remember(id.clone(), shape.clone());
+            (shape, witnesses)
+        }
+    };
     log::debug!(
-        "create_proof_batch: {} witnesses and their shape in {:.3} s",
+        "create_proof_batch: {} witnesses in {:.3} s",
         witnesses.len(),
         started.elapsed().as_secs_f64()
     );
+    let proofs = prove_witnesses(key, &shape, witnesses, &r_s, &s_s);
+    log::debug!(
+        "create_proof_batch: proved {:.3} s after the start",
+        started.elapsed().as_secs_f64()
+    );
+    if matches!(
+        proofs,
+        Err(Error::ShapeMismatch(_) | Error::Unsatisfied { .. })
+    ) {
+        // A circuit did not fit the shape: record anew next time.
+        shape_cache::forget(&id);
+    }
+    proofs
+}
+
+/// Proves witnesses of `shape`, on a GPU when there is one; a witness
+/// that does not fit the shape fails the batch before any proving.
+fn prove_witnesses(
+    key: &ProvingKey,
+    shape: &CircuitShape,
+    witnesses: Vec<WitnessAssignment>,
+    r_s: &[Scalar],
+    s_s: &[Scalar],
+) -> Result<Vec<Proof>, Error> {
+    for witness in &witnesses {
+        shape.check_counts(witness)?;
+    }
     #[cfg(feature = "cuda")]
     if let Some(session) = super::gpu::GpuSession::open(key)? {
-        log::debug!(
-            "create_proof_batch: key on the GPU {:.3} s after the start",
-            started.elapsed().as_secs_f64()
-        );
-        let proofs = session.prove_witnesses(&shape, &witnesses, &r_s, &s_s);
-        log::debug!(
-            "create_proof_batch: proved {:.3} s after the start",
-            started.elapsed().as_secs_f64()
-        );
-        return proofs;
+        return session.prove_witnesses(shape, &witnesses, r_s, s_s);
     }
     witnesses
         .into_iter()
-        .zip(r_s.into_iter().zip(s_s))
-        .map(|(witness, (r, s))| prove(key, &shape.assign(witness)?, r, s))
+        .zip(r_s.iter().zip(s_s))
+        .map(|(witness, (r, s))| prove(key, &shape.assign(witness)?, *r, *s))
         .collect()
 }
 

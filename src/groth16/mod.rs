@@ -6,6 +6,7 @@ mod api;
 pub mod gpu;
 mod proof;
 mod prover;
+mod shape_cache;
 mod verifier;
 
 pub(crate) use api::catch_circuit_panic;
@@ -16,6 +17,9 @@ pub use api::{
 pub use proof::{Proof, PROOF_BYTES};
 pub(crate) use prover::check_batch_lengths;
 pub use prover::{check_key_fits, prove, prove_batch, prove_timed, StageTimes};
+pub use shape_cache::{
+    clear_shape_cache, set_shape_cache_capacity, shape_cache_len, DEFAULT_SHAPE_CACHE_CAPACITY,
+};
 pub use verifier::{
     prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey,
 };
