@@ -2,10 +2,10 @@
 # A device session over the bundle that scripts/gpu-bundle.sh fills: runs
 # the steps named in STEPS (default "tests porep") and logs every command
 # and its exit status to $OUT/session.log (or target/gpu-bundle/logs).
-#   tests   the GPU test binaries, one after another
+#   tests   the GPU test binaries ($TESTS, default all five), one after another
 #   porep   filecoin_porep, 3 challenges, 10 partitions (PoRep 4M)
 #   batchapi  the same with --batch-api (create_proof_batch, four rounds)
-#   prove   prove --circuit field --split at 2^20 and 2^22, best of 3
+#   prove   prove --circuit field --split at 2^$PROVE_SIZES (default 20 22), 3 proofs
 #   msm     gpu_msm $MSM_ARGS (default "22 20 16")
 # Run it from the repository root on the device machine, carrying
 # target/gpu-bundle.
@@ -43,7 +43,7 @@ nvidia-smi -L >>"$log" 2>&1
 for step in ${STEPS:-tests porep}; do
   case "$step" in
     tests)
-      for t in gpu_prover gpu_pool gpu_msm gpu_ntt gpu_device; do
+      for t in ${TESTS:-gpu_prover gpu_pool gpu_msm gpu_ntt gpu_device}; do
         run "test $t" 400 "$bundle/bin/tests/$t" --show-output
       done
       ;;
@@ -54,7 +54,7 @@ for step in ${STEPS:-tests porep}; do
       RUST_LOG=groth16_gpu::groth16::api=debug run batchapi 500 "$bundle/bin/examples/filecoin_porep" --challenges 3 --partitions 10 --batch-api
       ;;
     prove)
-      for size in 20 22; do
+      for size in ${PROVE_SIZES:-20 22}; do
         run "prove $size" 300 "$bundle/bin/examples/prove" --size "$size" --circuit field --split --proofs 3
       done
       ;;
