@@ -133,6 +133,30 @@ fn kept_shapes_are_reused_refused_where_they_do_not_fit_and_bounded() {
     );
     assert!(matches!(result, Err(Error::ShapeMismatch(_))), "{result:?}");
 
+    // A batch that fails (its circuits do not fit the key) keeps nothing,
+    // so a later batch of that type and key is recorded from its own.
+    let cached = shape_cache_len();
+    let wrong_key = key_for(FieldHeavy {
+        steps: 200,
+        start: None,
+    });
+    let result = create_proof_batch(
+        vec![field(1), field(2)],
+        &wrong_key,
+        vec![Scalar::ONE; 2],
+        vec![Scalar::ONE; 2],
+    );
+    assert!(
+        matches!(result, Err(Error::KeyMismatch { .. })),
+        "{result:?}"
+    );
+    assert_eq!(shape_cache_len(), cached);
+    let short = |start| FieldHeavy {
+        steps: 200,
+        start: Some(Scalar::from(start)),
+    };
+    check_batch(vec![short(1), short(2)], &wrong_key);
+
     // Capacity 0 keeps none.
     set_shape_cache_capacity(0);
     assert_eq!(shape_cache_len(), 0);

@@ -80,13 +80,13 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     check_batch_lengths(circuits.len(), r_s.len(), s_s.len())?;
     let id = ShapeId::of::<C>(key);
     let started = std::time::Instant::now();
-    let (shape, witnesses) = match shape_cache::cached(&id) {
+    let (shape, witnesses, recorded) = match shape_cache::cached(&id) {
         Some(shape) => {
             let witnesses = circuits
                 .into_par_iter()
                 .map(|circuit| shape.witness(circuit))
                 .collect::<Result<Vec<_>, Error>>()?;
-            (shape, witnesses)
+            (shape, witnesses, false)
         }
         // One circuit and no shape: recording would cost more than it saves.
         None if circuits.len() < 2 => {
@@ -101,9 +101,7 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
         }
         None => {
             let (shape, witnesses) = batch_witnesses(circuits)?;
-            let shape = Arc::new(shape);
-            shape_cache::remember(id.clone(), shape.clone());
-            (shape, witnesses)
+            (Arc::new(shape), witnesses, true)
         }
     };
     log::debug!(
@@ -116,12 +114,13 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
         "create_proof_batch: proved {:.3} s after the start",
         started.elapsed().as_secs_f64()
     );
-    if matches!(
-        proofs,
-        Err(Error::ShapeMismatch(_) | Error::Unsatisfied { .. })
-    ) {
-        // A circuit did not fit the shape: record anew next time.
-        shape_cache::forget(&id);
+    match &proofs {
+        // Kept once it has proved with this key: a batch that fails (say,
+        // with the key of another circuit) leaves nothing behind.
+        Ok(_) if recorded => shape_cache::remember(id, shape),
+        // A circuit did not fit the kept shape: record anew next time.
+        Err(Error::ShapeMismatch(_) | Error::Unsatisfied { .. }) => shape_cache::forget(&id),
+        _ => {}
     }
     proofs
 }
