@@ -25,8 +25,8 @@ use groth16_gpu::backend::cpu::{compute_h, Domain};
 use groth16_gpu::backend::cuda::{h_polynomial, reserve_device_memory, HInputs, PinnedStaging};
 use groth16_gpu::device::{DeviceGuard, DeviceMutex, GpuError};
 use groth16_gpu::groth16::gpu::{
-    finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof,
-    start_proof_shaped, GpuProvingKey,
+    finish_proof, finish_proof_timed, keep_keys_resident, prove_on_device, prove_split,
+    release_resident_keys, resident_keys, start_proof, start_proof_shaped, GpuProvingKey,
 };
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::{synthesize, Assignment, CircuitShape};
@@ -254,7 +254,7 @@ fn h_polynomial_on_the_device_equals_the_cpu() {
 #[test]
 fn bellperson_shaped_functions_prove_on_the_gpu() {
     let _memory = sharing_device_memory();
-    let Some(_devices) = gpu::devices_or_skip() else {
+    let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
     let mut rng = fresh_rng();
@@ -319,6 +319,39 @@ fn bellperson_shaped_functions_prove_on_the_gpu() {
         vec![s; 2],
     );
     assert_eq!(again.expect("a batch after the failed one").len(), 2);
+
+    // The key stays resident between calls, one per device (each call
+    // takes a free one): a call with another key replaces it there, and
+    // keeping can be turned off and the keys released.
+    let kept = 1..=devices.len();
+    assert!(kept.contains(&resident_keys()), "{}", resident_keys());
+    let circuit = circuit_of(3000, Scalar::random(&mut rng));
+    let again = create_proof(circuit.clone(), &key, r, s).expect("with the kept key");
+    assert_eq!(
+        again,
+        prove(&key, &synthesize(circuit.clone()).unwrap(), r, s).unwrap()
+    );
+    assert_eq!(resident_keys(), 1);
+    let (other_key, _) = key_and_assignment(
+        FieldHeavy {
+            steps: 3000,
+            start: None,
+        },
+        circuit.clone(),
+        &mut rng,
+    );
+    let other = create_proof(circuit.clone(), &other_key, r, s).expect("another key");
+    assert_eq!(
+        other,
+        prove(&other_key, &synthesize(circuit.clone()).unwrap(), r, s).unwrap()
+    );
+    assert_eq!(resident_keys(), 1);
+    release_resident_keys();
+    assert_eq!(resident_keys(), 0);
+    keep_keys_resident(false);
+    create_proof(circuit.clone(), &key, r, s).expect("nothing kept");
+    assert_eq!(resident_keys(), 0);
+    keep_keys_resident(true);
 }
 
 fn circuit_of(steps: usize, start: Scalar) -> FieldHeavy {

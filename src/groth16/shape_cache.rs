@@ -42,24 +42,33 @@ pub(crate) struct ShapeId {
 
 impl ShapeId {
     pub fn of<C>(key: &ProvingKey) -> Self {
-        let mut hasher = DefaultHasher::new();
-        let mut vk = Vec::new();
-        // Writing to a Vec cannot fail.
-        let _ = key.vk.write(&mut vk);
-        vk.hash(&mut hasher);
-        [
-            key.h.len(),
-            key.l.len(),
-            key.a.len(),
-            key.b_g1.len(),
-            key.b_g2.len(),
-        ]
-        .hash(&mut hasher);
         Self {
             circuit: std::any::type_name::<C>(),
-            key: hasher.finish(),
+            key: key_digest(key),
         }
     }
+}
+
+/// A digest of a proving key: its verifying key, the lengths of its
+/// queries and their first and last points. Keys generated apart differ in
+/// all of these; the digest names a key across calls that pass it again.
+pub(crate) fn key_digest(key: &ProvingKey) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    let mut bytes = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = key.vk.write(&mut bytes);
+    for query in [&key.h, &key.l, &key.a, &key.b_g1] {
+        query.len().hash(&mut hasher);
+        for point in query.first().into_iter().chain(query.last()) {
+            bytes.extend_from_slice(&point.to_uncompressed());
+        }
+    }
+    key.b_g2.len().hash(&mut hasher);
+    for point in key.b_g2.first().into_iter().chain(key.b_g2.last()) {
+        bytes.extend_from_slice(&point.to_uncompressed());
+    }
+    bytes.hash(&mut hasher);
+    hasher.finish()
 }
 
 struct ShapeCache {

@@ -145,11 +145,15 @@ impl GpuProvingKey {
     pub fn upload(guard: &DeviceGuard<'_>, key: &ProvingKey) -> Result<Self, Error> {
         check_delta(&key.vk)?;
         let device = guard.device();
-        ensure_free_memory(
-            device,
-            "the proving key and one proof",
-            Self::required_bytes(key),
-        )?;
+        let needed = Self::required_bytes(key);
+        let what = "the proving key and one proof";
+        if let Err(error) = ensure_free_memory(device, what, needed) {
+            // A key the bellperson-shaped functions left there gives way.
+            if !super::auto::release_kept_key(device.ordinal()) {
+                return Err(error.into());
+            }
+            ensure_free_memory(device, what, needed)?;
+        }
         log::debug!(
             "uploading a proving key of {} MiB to device {}",
             Self::points_bytes(key) >> 20,

@@ -24,6 +24,7 @@ mod prover;
 mod split;
 
 pub(crate) use auto::GpuSession;
+pub use auto::{keep_keys_resident, release_resident_keys, resident_keys};
 pub use key::GpuProvingKey;
 pub use prover::{
     finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof,
