@@ -103,11 +103,16 @@ where
     let mut their_proof_bytes = Vec::new();
     their_proof.write(&mut their_proof_bytes).unwrap();
 
+    // create_proof records the circuit's shape as it synthesizes it (and
+    // keeps it for this circuit type and key).
     let direct = create_proof(circuit.clone(), &ours, r, s).unwrap();
-    assert_eq!(direct.to_bytes().to_vec(), their_proof_bytes, "direct path");
+    assert_eq!(
+        direct.to_bytes().to_vec(),
+        their_proof_bytes,
+        "create_proof"
+    );
 
-    // The batch records the first circuit's shape as it synthesizes it; the
-    // others take the witness-only path.
+    // The batch then proves all three from the kept shape, witness only.
     let batch =
         groth16_gpu::create_proof_batch(vec![circuit.clone(); 3], &ours, vec![r; 3], vec![s; 3])
             .unwrap();

@@ -1,6 +1,6 @@
-//! The shapes that create_proof_batch keeps across calls: reused for the
-//! same circuit type and key, never for a circuit they do not fit, and
-//! bounded. One test: the cache is the process's, and tests run at once.
+//! The shapes that create_proof and create_proof_batch keep across calls:
+//! reused for the same circuit type and key, never for a circuit they do
+//! not fit, and bounded. One test: the cache is the process's, and tests run at once.
 
 #[path = "common/circuits.rs"]
 mod circuits;
@@ -14,7 +14,9 @@ use groth16_gpu::groth16::{
     DEFAULT_SHAPE_CACHE_CAPACITY,
 };
 use groth16_gpu::synthesis::{synthesize, CircuitShape};
-use groth16_gpu::{create_proof_batch, generate_parameters_for_shape_random, Error, ProvingKey};
+use groth16_gpu::{
+    create_proof, create_proof_batch, generate_parameters_for_shape_random, Error, ProvingKey,
+};
 use rand_core::OsRng;
 
 /// y = k x: the factor k is the circuit's own, so circuits with another k
@@ -80,14 +82,20 @@ fn kept_shapes_are_reused_refused_where_they_do_not_fit_and_bounded() {
         start: None,
     });
 
-    // A single circuit is not recorded; a batch is, and the next batch of
-    // that type and key proves from the kept shape, single or not.
-    check_batch(vec![field(1)], &field_key);
+    // A batch (of one or more) records its shape, and the next call of that
+    // type and key, create_proof's too, proves from the kept shape.
+    check_batch(Vec::<FieldHeavy>::new(), &field_key);
     assert_eq!(shape_cache_len(), 0);
-    check_batch(vec![field(2), field(3)], &field_key);
+    check_batch(vec![field(1)], &field_key);
     assert_eq!(shape_cache_len(), 1);
+    check_batch(vec![field(2), field(3)], &field_key);
     check_batch(vec![field(4), field(0), field(5)], &field_key);
-    check_batch(vec![field(6)], &field_key);
+    let (r, s) = (Scalar::random(OsRng), Scalar::random(OsRng));
+    let single = create_proof(field(6), &field_key, r, s).unwrap();
+    assert_eq!(
+        single,
+        prove(&field_key, &synthesize(field(6)).unwrap(), r, s).unwrap()
+    );
     assert_eq!(shape_cache_len(), 1);
 
     // Another key for the same circuit type is another shape.

@@ -19,20 +19,35 @@ use super::shape_cache::{self, ShapeId};
 use super::{prove, Proof};
 use crate::error::panic_message;
 use crate::params::ProvingKey;
-use crate::synthesis::{
-    batch_witnesses, synthesize, synthesize_batch, Assignment, CircuitShape, WitnessAssignment,
-};
+use crate::synthesis::{batch_witnesses, synthesize, Assignment, CircuitShape, WitnessAssignment};
 use crate::Error;
 
 /// Synthesizes `circuit` and proves it with the given `r` and `s`.
+///
+/// Like [`create_proof_batch`], it records the circuit's shape as it
+/// synthesizes it and keeps that for later calls with the same circuit
+/// type and key, which then compute only the witness; a circuit whose
+/// witness breaks a constraint is [`Error::Unsatisfied`], not a proof.
 pub fn create_proof<C: Circuit<Scalar>>(
     circuit: C,
     key: &ProvingKey,
     r: Scalar,
     s: Scalar,
 ) -> Result<Proof, Error> {
-    let assignment = synthesize(circuit)?;
-    with_backend(key, |prove| prove(&assignment, r, s))?
+    let id = ShapeId::of::<C>(key);
+    let (shape, witness, recorded) = match shape_cache::cached(&id) {
+        Some(shape) => {
+            let witness = shape.witness(circuit)?;
+            (shape, witness, false)
+        }
+        None => {
+            let (shape, witness) = CircuitShape::record_with_witness(circuit)?;
+            (Arc::new(shape), witness, true)
+        }
+    };
+    let proofs = prove_witnesses(key, &shape, vec![witness], &[r], &[s]);
+    settle_kept_shape(id, shape, recorded, &proofs);
+    Ok(proofs?.pop().expect("one proof for one witness"))
 }
 
 /// A proving function over `key`: a GPU session's when there is a device,
@@ -78,6 +93,9 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     s_s: Vec<Scalar>,
 ) -> Result<Vec<Proof>, Error> {
     check_batch_lengths(circuits.len(), r_s.len(), s_s.len())?;
+    if circuits.is_empty() {
+        return Ok(Vec::new());
+    }
     let id = ShapeId::of::<C>(key);
     let started = std::time::Instant::now();
     let (shape, witnesses, recorded) = match shape_cache::cached(&id) {
@@ -87,17 +105,6 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
                 .map(|circuit| shape.witness(circuit))
                 .collect::<Result<Vec<_>, Error>>()?;
             (shape, witnesses, false)
-        }
-        // One circuit and no shape: recording would cost more than it saves.
-        None if circuits.len() < 2 => {
-            let assignments = synthesize_batch(circuits)?;
-            return with_backend(key, |prove| {
-                assignments
-                    .iter()
-                    .zip(r_s.iter().zip(&s_s))
-                    .map(|(assignment, (r, s))| prove(assignment, *r, *s))
-                    .collect()
-            })?;
         }
         None => {
             let (shape, witnesses) = batch_witnesses(circuits)?;
@@ -114,15 +121,25 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
         "create_proof_batch: proved {:.3} s after the start",
         started.elapsed().as_secs_f64()
     );
-    match &proofs {
-        // Kept once it has proved with this key: a batch that fails (say,
-        // with the key of another circuit) leaves nothing behind.
+    settle_kept_shape(id, shape, recorded, &proofs);
+    proofs
+}
+
+/// After proving from `shape`: keeps a shape just recorded once it has
+/// proved with the key (a batch that fails, say with the key of another
+/// circuit, leaves nothing behind), and drops a kept shape that a circuit
+/// did not fit, so that the next call records anew.
+fn settle_kept_shape(
+    id: ShapeId,
+    shape: Arc<CircuitShape>,
+    recorded: bool,
+    proofs: &Result<Vec<Proof>, Error>,
+) {
+    match proofs {
         Ok(_) if recorded => shape_cache::remember(id, shape),
-        // A circuit did not fit the kept shape: record anew next time.
         Err(Error::ShapeMismatch(_) | Error::Unsatisfied { .. }) => shape_cache::forget(&id),
         _ => {}
     }
-    proofs
 }
 
 /// Proves witnesses of `shape`, on a GPU when there is one; a witness
