@@ -1,16 +1,17 @@
-//! Recorded circuit shapes kept across calls of the batch functions
-//! ([`create_proof_batch`](super::create_proof_batch)), keyed by the
-//! circuit's type and the proving key. Filecoin proves many batches of one
-//! circuit with one key (a PoRep's partitions, sector after sector);
-//! recording the first circuit of every batch was the batch's critical
-//! path (about 3 s of a 4.4 s batch of nine 4M-constraint PoRep
-//! partitions on a 16-core host), where a kept shape leaves only the
-//! witnesses (about 0.7 s each, side by side).
+//! Recorded circuit shapes kept across calls of the bellperson-shaped
+//! provers ([`create_proof`](super::create_proof) and
+//! [`create_proof_batch`](super::create_proof_batch)), keyed by the
+//! circuit's type and the proving key. Filecoin proves one circuit with one
+//! key again and again (a PoRep's partitions sector after sector, a PoSt
+//! every deadline). Recording the first circuit of every batch was the
+//! batch's critical path (about 3 s of a 4.4 s batch of nine 4M-constraint
+//! PoRep partitions on a 16-core host); with a kept shape only the
+//! witnesses are left (about 0.7 s each, side by side).
 //!
 //! A kept shape costs host memory (its matrices: ~8 bytes per entry, some
 //! gigabytes for a 32 GiB sector's partition), so at most
-//! [`DEFAULT_SHAPE_CACHE_CAPACITY`] are kept, the least recently used dropped first;
-//! [`set_shape_cache_capacity`] changes that (0 keeps none).
+//! [`DEFAULT_SHAPE_CACHE_CAPACITY`] are kept, the least recently used
+//! dropped first; [`set_shape_cache_capacity`] changes that (0 keeps none).
 //!
 //! A circuit whose constraints differ from a kept shape of its type and
 //! key cannot pass: its witness is checked against the shape's counts and
@@ -31,9 +32,7 @@ use crate::synthesis::CircuitShape;
 /// for a process that proves two kinds of circuit (say PoRep and a PoSt).
 pub const DEFAULT_SHAPE_CACHE_CAPACITY: usize = 2;
 
-/// Which shape: the circuit's type, and a digest of the key (its verifying
-/// key and the lengths of its queries, which differ between any two keys
-/// that were generated apart).
+/// Which shape: the circuit's type, and the key's digest ([`key_digest`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ShapeId {
     circuit: &'static str,
