@@ -73,6 +73,14 @@ fn check_batch<C: Circuit<Scalar> + Clone + Send>(circuits: Vec<C>, key: &Provin
     }
 }
 
+/// create_proof_batch of two circuits, r and s one: for the calls that fail.
+fn batch_of_two<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+    key: &ProvingKey,
+) -> Result<Vec<groth16_gpu::Proof>, Error> {
+    create_proof_batch(circuits, key, vec![Scalar::ONE; 2], vec![Scalar::ONE; 2])
+}
+
 #[test]
 fn kept_shapes_are_reused_refused_where_they_do_not_fit_and_bounded() {
     assert_eq!(DEFAULT_SHAPE_CACHE_CAPACITY, 2);
@@ -115,12 +123,7 @@ fn kept_shapes_are_reused_refused_where_they_do_not_fit_and_bounded() {
     };
     check_batch(vec![scaled(2, 5), scaled(2, 6)], &scaled_key);
     assert_eq!(shape_cache_len(), 2, "the least recently used was dropped");
-    let result = create_proof_batch(
-        vec![scaled(3, 5), scaled(3, 6)],
-        &scaled_key,
-        vec![Scalar::ONE; 2],
-        vec![Scalar::ONE; 2],
-    );
+    let result = batch_of_two(vec![scaled(3, 5), scaled(3, 6)], &scaled_key);
     assert!(
         matches!(result, Err(Error::Unsatisfied { .. })),
         "{result:?}"
@@ -133,12 +136,7 @@ fn kept_shapes_are_reused_refused_where_they_do_not_fit_and_bounded() {
         steps: 301,
         start: Some(Scalar::ONE),
     };
-    let result = create_proof_batch(
-        vec![longer.clone(), longer],
-        &other_key,
-        vec![Scalar::ONE; 2],
-        vec![Scalar::ONE; 2],
-    );
+    let result = batch_of_two(vec![longer.clone(), longer], &other_key);
     assert!(matches!(result, Err(Error::ShapeMismatch(_))), "{result:?}");
 
     // A batch that fails (its circuits do not fit the key) keeps nothing,
@@ -148,12 +146,7 @@ fn kept_shapes_are_reused_refused_where_they_do_not_fit_and_bounded() {
         steps: 200,
         start: None,
     });
-    let result = create_proof_batch(
-        vec![field(1), field(2)],
-        &wrong_key,
-        vec![Scalar::ONE; 2],
-        vec![Scalar::ONE; 2],
-    );
+    let result = batch_of_two(vec![field(1), field(2)], &wrong_key);
     assert!(
         matches!(result, Err(Error::KeyMismatch { .. })),
         "{result:?}"
