@@ -48,6 +48,24 @@ std::unique_ptr<PinnedScalars> alloc_pinned_scalars(size_t len) {
   return std::make_unique<PinnedScalars>(ptr, len);
 }
 
+HostRegistration::~HostRegistration() {
+  // Destructors must not throw: a failure leaves the pages locked, no worse.
+  // The device is named so that this thread's first CUDA call does not
+  // make a context on device 0.
+  if (ptr_ && cudaSetDevice(ordinal_) == cudaSuccess && cudaHostUnregister(ptr_) != cudaSuccess) {
+    cudaGetLastError();
+  }
+}
+
+std::unique_ptr<HostRegistration> register_host_scalars(const GpuDevice& device,
+                                                        const uint64_t* words, size_t n) {
+  if (n == 0) return std::make_unique<HostRegistration>(device.cuda_ordinal(), nullptr);
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  void* ptr = const_cast<uint64_t*>(words);
+  G16_CUDA_CHECK(cudaHostRegister(ptr, n * kScalarBytes, cudaHostRegisterPortable));
+  return std::make_unique<HostRegistration>(device.cuda_ordinal(), ptr);
+}
+
 UploadStream::UploadStream(int ordinal, cudaStream_t stream, cudaEvent_t slot0,
                            cudaEvent_t slot1)
     : ordinal_(ordinal), stream_(stream), slots_{slot0, slot1} {}

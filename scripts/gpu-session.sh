@@ -7,6 +7,10 @@
 #   batchapi  the same with --batch-api (create_proof_batch, four rounds)
 #   prove   prove --circuit field --split at 2^$PROVE_SIZES (default 20 22), 3 proofs
 #   msm     gpu_msm $MSM_ARGS (default "22 20 16")
+#   compare the `prove` binaries under $bundle/variants/NAME/ (each packed by
+#           hand from another build), alternating in $ROUNDS rounds (default
+#           2) at 2^$PROVE_SIZES, as `prove` above: builds side by side in
+#           one run
 # Run it from the repository root on the device machine, carrying
 # target/gpu-bundle.
 set -uo pipefail
@@ -20,7 +24,7 @@ export CARGO_MANIFEST_DIR="$PWD"
 
 say() { echo "$*" | tee -a "$log"; }
 
-for packed in "$bundle"/bin/*/*.xz; do
+for packed in "$bundle"/bin/*/*.xz "$bundle"/variants/*/*.xz; do
   [[ -e "$packed" ]] || continue
   xz -d -f "$packed" 2>/dev/null ||
     python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(lzma.open(sys.argv[1]).read())' "$packed"
@@ -43,7 +47,7 @@ nvidia-smi -L >>"$log" 2>&1
 for step in ${STEPS:-tests porep}; do
   case "$step" in
     tests)
-      for t in ${TESTS:-gpu_prover gpu_pool gpu_msm gpu_ntt gpu_device}; do
+      for t in ${TESTS:-gpu_prover gpu_pool gpu_msm gpu_ntt gpu_device gpu_pinned}; do
         run "test $t" 400 "$bundle/bin/tests/$t" --show-output
       done
       ;;
@@ -61,6 +65,17 @@ for step in ${STEPS:-tests porep}; do
     msm)
       # shellcheck disable=SC2086 # the sizes are split on purpose
       run msm 300 "$bundle/bin/examples/gpu_msm" ${MSM_ARGS:-22 20 16}
+      ;;
+    compare)
+      for round in $(seq "${ROUNDS:-2}"); do
+        for variant in "$bundle"/variants/*/; do
+          for size in ${PROVE_SIZES:-20 22}; do
+            # The first run generates each size's key; the rest load it.
+            run "round $round, $(basename "$variant"), prove $size" 300 "$variant/prove" \
+              --size "$size" --circuit field --split --proofs 3 --params "/tmp/field-$size.params"
+          done
+        done
+      done
       ;;
     *) say "== unknown step $step" ;;
   esac

@@ -188,6 +188,16 @@ pub(crate) mod ffi {
         /// Allocates pinned host memory for `len` scalars.
         fn alloc_pinned_scalars(len: usize) -> Result<UniquePtr<PinnedScalars>>;
 
+        /// Ordinary host memory page-locked in place until dropped.
+        type HostRegistration;
+        /// Page-locks the `n` scalars at `words`, which must stay allocated
+        /// until the registration drops.
+        unsafe fn register_host_scalars(
+            device: &GpuDevice,
+            words: *const u64,
+            n: usize,
+        ) -> Result<UniquePtr<HostRegistration>>;
+
         /// A stream with two slot events, for uploads in pieces.
         type UploadStream;
         /// The CUDA ordinal of its device.

@@ -59,6 +59,28 @@ class PinnedScalars {
 /// refuses (the caller can go on with ordinary memory).
 std::unique_ptr<PinnedScalars> alloc_pinned_scalars(size_t len);
 
+/// Ordinary host memory page-locked in place (cudaHostRegister, usable with
+/// every device) until this handle drops: a buffer the caller already owns
+/// then crosses the bus as pinned memory does, with no staging through the
+/// driver's bounce buffers on the calling thread's core.
+class HostRegistration {
+ public:
+  HostRegistration(int ordinal, void* ptr) : ordinal_(ordinal), ptr_(ptr) {}
+  ~HostRegistration();
+  HostRegistration(const HostRegistration&) = delete;
+  HostRegistration& operator=(const HostRegistration&) = delete;
+
+ private:
+  int ordinal_;
+  void* ptr_;
+};
+
+/// Page-locks the `n` scalars at `words` (the caller keeps them allocated
+/// until the handle drops); throws when the system refuses, and the memory
+/// then stays as it was.
+std::unique_ptr<HostRegistration> register_host_scalars(const GpuDevice& device,
+                                                        const uint64_t* words, size_t n);
+
 /// A stream for copying host scalars to a device in pieces through pinned
 /// slots, with an event per slot (two slots) so the host refills a slot
 /// once its last copy has read it.

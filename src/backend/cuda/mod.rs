@@ -30,6 +30,7 @@ mod curve;
 mod device_scalars;
 mod msm;
 mod ntt;
+mod pinned_vec;
 pub mod reference;
 
 pub use curve::GpuCurve;
@@ -42,3 +43,4 @@ pub use msm::{
     ResidentBases,
 };
 pub use ntt::{ntt, NttKind};
+pub use pinned_vec::PinnedVec;

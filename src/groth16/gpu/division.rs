@@ -305,7 +305,7 @@ mod tests {
             let split = if borrowed {
                 SplitScalars::from_slice(&scalars, &buffers, len)
             } else {
-                SplitScalars::from_vec(scalars.clone(), &buffers)
+                SplitScalars::from_vec(scalars.clone().into(), &buffers)
             };
             let dense = matches!(split.general, GeneralScalars::Dense(_));
             assert_eq!(dense, 2 * general >= period, "len {len}");

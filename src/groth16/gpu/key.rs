@@ -163,7 +163,7 @@ impl GpuProvingKey {
         let inner = ResidentKey {
             vk: key.vk.clone(),
             staging: Mutex::new(pinned_staging(&sizes)),
-            scalar_buffers: ScalarBuffers::default(),
+            scalar_buffers: ScalarBuffers::pinned(guard, sizes.ic + sizes.l),
             split_rate: MeasuredRate::default(),
             sizes,
             ordinal: device.ordinal(),

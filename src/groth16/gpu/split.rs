@@ -9,6 +9,8 @@ use parking_lot::Mutex;
 use rayon::prelude::*;
 
 use crate::backend::cpu::msm::is_general;
+use crate::backend::cuda::PinnedVec;
+use crate::device::DeviceGuard;
 use crate::groth16::prover::ProverWitness;
 
 /// The scalars of one MSM that its bucket MSM takes.
@@ -16,7 +18,8 @@ pub(super) enum GeneralScalars {
     /// Scalar i multiplies base i: most scalars are general, and the few
     /// 0 and 1 among them cost less left in place than an index for every
     /// other value. Values 1 are zeroed here (their bit is set instead).
-    Dense(Vec<Scalar>),
+    /// The vector is one of the key's page-locked buffers where it could be.
+    Dense(PinnedVec),
     /// A subset: `values[k]` multiplies base `indices[k]`. Real witnesses
     /// are mostly bits, and the bucket MSM's sort and upload then cover only
     /// the few full-field values.
@@ -39,25 +42,41 @@ pub(super) struct SplitScalars {
 
 /// Scalar vectors kept between a key's proofs: a proof's l, a and b scalars
 /// take hundreds of MiB at 2^24, and fresh pages cost more to touch (the
-/// kernel zeroes and maps each one) than the copy itself.
+/// kernel zeroes and maps each one) than the copy itself. Made page-locked
+/// with the key, so that the MSMs' copies of them run on the copy engine
+/// at the bus's speed instead of through the driver's staging on the lane
+/// threads' cores, which the host's synthesis of the next circuit needs.
 #[derive(Default)]
-pub(super) struct ScalarBuffers(Mutex<Vec<Vec<Scalar>>>);
+pub(super) struct ScalarBuffers(Mutex<Vec<PinnedVec>>);
 
 impl ScalarBuffers {
     /// Buffers kept: three per proof, two proofs in flight.
     const KEEP: usize = 6;
 
-    /// An empty vector with room for `capacity` scalars, an earlier proof's
-    /// if one is free. Callers ask for the same capacity (the most any of a
-    /// proof's vectors needs), so a kept buffer never grows into fresh pages.
-    pub fn take(&self, capacity: usize) -> Vec<Scalar> {
-        let mut buffer = self.0.lock().pop().unwrap_or_default();
-        buffer.reserve_exact(capacity);
-        buffer
+    /// All the buffers two proofs in flight need, of `capacity` scalars
+    /// each (the most any of a proof's vectors needs: its inputs and aux),
+    /// page-locked for the guard's device (ordinary memory where refused).
+    pub fn pinned(guard: &DeviceGuard<'_>, capacity: usize) -> Self {
+        Self(Mutex::new(
+            (0..Self::KEEP)
+                .map(|_| PinnedVec::new(guard, capacity))
+                .collect(),
+        ))
     }
 
-    /// Keeps `buffer`'s capacity for a later proof.
-    pub fn give(&self, mut buffer: Vec<Scalar>) {
+    /// An empty vector with room for `capacity` scalars: a kept one if one
+    /// is free and large enough, else a new one of ordinary memory. Callers
+    /// ask for the same capacity, so a kept buffer never moves to grow.
+    pub fn take(&self, capacity: usize) -> PinnedVec {
+        let mut kept = self.0.lock();
+        match kept.iter().rposition(|buffer| buffer.capacity() >= capacity) {
+            Some(place) => kept.swap_remove(place),
+            None => PinnedVec::from(Vec::with_capacity(capacity)),
+        }
+    }
+
+    /// Keeps `buffer`'s allocation for a later proof.
+    pub fn give(&self, mut buffer: PinnedVec) {
         buffer.clear();
         let mut kept = self.0.lock();
         if kept.len() < Self::KEEP && buffer.capacity() > 0 {
@@ -73,13 +92,15 @@ impl SplitScalars {
         let scan = scan(scalars);
         let general = if scan.keeps_dense() {
             let mut buffer = buffers.take(capacity);
-            buffer.par_extend(scalars.par_iter().map(|value| {
-                if *value == Scalar::ONE {
-                    Scalar::ZERO
-                } else {
-                    *value
-                }
-            }));
+            buffer.fill(|values| {
+                values.par_extend(scalars.par_iter().map(|value| {
+                    if *value == Scalar::ONE {
+                        Scalar::ZERO
+                    } else {
+                        *value
+                    }
+                }))
+            });
             GeneralScalars::Dense(buffer)
         } else {
             sparse(scalars)
@@ -89,12 +110,13 @@ impl SplitScalars {
 
     /// Splits scalars gathered in a buffer from `buffers`; the buffer is
     /// kept as the dense scalars (its ones zeroed), or given back.
-    pub fn from_vec(mut scalars: Vec<Scalar>, buffers: &ScalarBuffers) -> Self {
+    pub fn from_vec(mut scalars: PinnedVec, buffers: &ScalarBuffers) -> Self {
         let scan = scan(&scalars);
         let len = scalars.len();
         let general = if scan.keeps_dense() {
             if scan.ones.iter().any(|&word| word != 0) {
                 scalars
+                    .as_mut_slice()
                     .par_iter_mut()
                     .filter(|value| **value == Scalar::ONE)
                     .for_each(|value| *value = Scalar::ZERO);
@@ -193,16 +215,20 @@ impl ProofScalars {
                     || SplitScalars::from_slice(aux, buffers, capacity),
                     || {
                         let mut a = buffers.take(capacity);
-                        a.extend_from_slice(input);
-                        witness.a_aux_density.par_select_into(aux, &mut a);
+                        a.fill(|a| {
+                            a.extend_from_slice(input);
+                            witness.a_aux_density.par_select_into(aux, a);
+                        });
                         SplitScalars::from_vec(a, buffers)
                     },
                 )
             },
             || {
                 let mut b = buffers.take(capacity);
-                witness.b_input_density.par_select_into(input, &mut b);
-                witness.b_aux_density.par_select_into(aux, &mut b);
+                b.fill(|b| {
+                    witness.b_input_density.par_select_into(input, b);
+                    witness.b_aux_density.par_select_into(aux, b);
+                });
                 SplitScalars::from_vec(b, buffers)
             },
         );
