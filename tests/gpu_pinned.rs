@@ -61,7 +61,9 @@ fn pinned_scalars_stay_locked_across_refills_and_feed_an_msm() {
                     &bases.iter().map(|&p| p.into()).collect::<Vec<_>>(),
                     &scalars,
                 );
-                let got = resident.msm(&guard, &pinned).expect("MSM from pinned scalars");
+                let got = resident
+                    .msm(&guard, &pinned)
+                    .expect("MSM from pinned scalars");
                 assert_eq!(got, want, "round {round}, refill {refill}");
             }
         }

@@ -69,7 +69,10 @@ impl ScalarBuffers {
     /// ask for the same capacity, so a kept buffer never moves to grow.
     pub fn take(&self, capacity: usize) -> PinnedVec {
         let mut kept = self.0.lock();
-        match kept.iter().rposition(|buffer| buffer.capacity() >= capacity) {
+        match kept
+            .iter()
+            .rposition(|buffer| buffer.capacity() >= capacity)
+        {
             Some(place) => kept.swap_remove(place),
             None => PinnedVec::from(Vec::with_capacity(capacity)),
         }
