@@ -261,4 +261,67 @@ pub(crate) mod ffi {
             device_ms: *mut f32,
         ) -> Result<()>;
     }
+
+    unsafe extern "C++" {
+        include!("groth16_gpu/device_shape.h");
+
+        /// A recorded shape's A, B, C resident on one device.
+        type DeviceShape;
+        /// The CUDA ordinal of the device that holds it.
+        #[cxx_name = "ordinal"]
+        fn shape_ordinal(self: &DeviceShape) -> usize;
+        /// Device bytes it holds.
+        #[cxx_name = "bytes"]
+        fn shape_bytes(self: &DeviceShape) -> usize;
+        /// An empty shape on the device.
+        fn new_device_shape(
+            device: &GpuDevice,
+            rows: usize,
+            inputs: usize,
+            aux: usize,
+        ) -> Result<UniquePtr<DeviceShape>>;
+        /// Checks and uploads matrix `which` (0 A, 1 B, 2 C).
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn upload_shape_matrix(
+            device: &GpuDevice,
+            shape: Pin<&mut DeviceShape>,
+            which: usize,
+            row_starts: *const u64,
+            columns: *const u32,
+            coefficients: *const u32,
+            entries: usize,
+            constants: *const u64,
+            constants_len: usize,
+        ) -> Result<()>;
+        /// Rows of A, B, C times the witness into a, b, c; the first row
+        /// whose a·b differs from c, or the row count.
+        fn evaluate_shape(
+            device: &GpuDevice,
+            shape: &DeviceShape,
+            witness: &DeviceScalars,
+            a: &DeviceScalars,
+            b: &DeviceScalars,
+            c: &DeviceScalars,
+        ) -> Result<usize>;
+        /// The host reference of one matrix's rows times the witness.
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn reference_matrix_rows(
+            row_starts: *const u64,
+            rows: usize,
+            columns: *const u32,
+            coefficients: *const u32,
+            constants: *const u64,
+            witness: *const u64,
+            inputs: usize,
+            out: *mut u64,
+        );
+        /// The host reference of the check: the first unsatisfied row, or
+        /// the row count.
+        unsafe fn reference_first_unsatisfied(
+            a: *const u64,
+            b: *const u64,
+            c: *const u64,
+            rows: usize,
+        ) -> usize;
+    }
 }

@@ -53,6 +53,19 @@ impl SparseMatrix {
         self.columns.len()
     }
 
+    /// The matrix as it lies in memory, for a device copy: entry offsets
+    /// (rows + 1, from 0), then per entry its column (input `i`, or aux `i`
+    /// with bit 31 set) and coefficient slot (`u32::MAX` for one, else an
+    /// index into `constants`).
+    pub fn raw_parts(&self) -> (&[u64], &[u32], &[u32], &[Scalar]) {
+        (
+            &self.row_starts,
+            &self.columns,
+            &self.coefficients,
+            &self.constants,
+        )
+    }
+
     /// Appends a row from a linear combination, dropping zero coefficients.
     pub fn push_row(&mut self, lc: &LinearCombination<Scalar>) {
         for (&i, coeff) in lc.iter_inputs() {

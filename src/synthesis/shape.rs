@@ -2,6 +2,7 @@ use bellpepper_core::Circuit;
 use blstrs::Scalar;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::huge_pages;
 use super::products::product_equals;
@@ -34,6 +35,7 @@ use crate::Error;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CircuitShape {
+    identity: Identity,
     num_inputs: usize,
     num_aux: usize,
     a: SparseMatrix,
@@ -43,6 +45,28 @@ pub struct CircuitShape {
     b_input_density: Density,
     b_aux_density: Density,
 }
+
+/// A number drawn for each shape as it is made and shared by its clones
+/// (shapes never change once made), so that a copy of one kept elsewhere (on
+/// a device) is known for its own. Equality of shapes looks at their
+/// content, not at this.
+#[derive(Clone, Copy, Debug)]
+struct Identity(u64);
+
+impl Identity {
+    fn new() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        Self(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for Identity {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Identity {}
 
 impl CircuitShape {
     /// A shape from its matrices; the densities follow from their entries.
@@ -64,6 +88,7 @@ impl CircuitShape {
             Column::Aux(i) => b_aux_density.mark(i),
         });
         Self {
+            identity: Identity::new(),
             num_inputs,
             num_aux,
             a,
@@ -105,6 +130,12 @@ impl CircuitShape {
     /// Number of constraints, the per-input ones included.
     pub fn num_constraints(&self) -> usize {
         self.a.num_rows()
+    }
+
+    /// A number unique to this shape (and its clones) in this process: what
+    /// a copy of its matrices kept on a device is known by.
+    pub fn identity(&self) -> u64 {
+        self.identity.0
     }
 
     /// The A, B and C matrices.

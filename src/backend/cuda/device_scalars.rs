@@ -175,7 +175,7 @@ fn copiers() -> Option<&'static rayon::ThreadPool> {
 }
 
 /// `to.copy_from_slice(from)` in grains over the current rayon pool.
-fn parallel_copy(to: &mut [Scalar], from: &[Scalar]) {
+pub(super) fn parallel_copy(to: &mut [Scalar], from: &[Scalar]) {
     to.par_chunks_mut(COPY_GRAIN)
         .zip(from.par_chunks(COPY_GRAIN))
         .for_each(|(to, from)| to.copy_from_slice(from))
@@ -275,6 +275,24 @@ pub struct HInputs {
 }
 
 impl HInputs {
+    /// a, b, c already on one device, each of the domain's size.
+    pub(super) fn from_device(a: DeviceScalars, b: DeviceScalars, c: DeviceScalars) -> Self {
+        Self { a, b, c }
+    }
+
+    /// The first `n` of a, b and c, copied back.
+    pub fn download(
+        &self,
+        guard: &DeviceGuard<'_>,
+        n: usize,
+    ) -> Result<[Vec<Scalar>; 3], GpuError> {
+        Ok([
+            self.a.download(guard, n)?,
+            self.b.download(guard, n)?,
+            self.c.download(guard, n)?,
+        ])
+    }
+
     /// Uploads a, b, c (each `n` <= m long) into buffers of the domain's
     /// size m; returns once the copies have landed.
     pub fn upload(

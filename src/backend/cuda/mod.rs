@@ -28,6 +28,7 @@
 
 mod curve;
 mod device_scalars;
+mod device_shape;
 mod msm;
 mod ntt;
 mod pinned_vec;
@@ -36,6 +37,9 @@ pub mod reference;
 pub use curve::GpuCurve;
 pub use device_scalars::{
     h_polynomial, is_pinned, DeviceScalars, HInputs, PinnedStaging, ScalarUploader,
+};
+pub use device_shape::{
+    reference_first_unsatisfied, reference_matrix_rows, upload_witness, DeviceShape, MatrixParts,
 };
 pub use msm::{
     batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits, reserve_device_memory,

@@ -11,10 +11,13 @@ use super::division::MeasuredRate;
 use super::input::ProofInput;
 use super::split::ScalarBuffers;
 use crate::backend::cpu::Domain;
-use crate::backend::cuda::{HInputs, PinnedStaging, ResidentBases};
+use crate::backend::cuda::{
+    upload_witness, DeviceShape, HInputs, MatrixParts, PinnedStaging, ResidentBases,
+};
 use crate::device::{Device, DeviceGuard, GpuError};
 use crate::groth16::prover::{check_delta, KeySizes};
 use crate::params::{ProvingKey, VerifyingKey};
+use crate::synthesis::{CircuitShape, WitnessAssignment};
 use crate::Error;
 
 /// Device memory a proof needs besides its key: the H polynomial's a, b, c
@@ -63,6 +66,10 @@ pub(super) struct ResidentKey {
     staging: Mutex<Option<PinnedStaging>>,
     /// Host vectors for a proof's l, a and b scalars, reused across proofs.
     pub scalar_buffers: ScalarBuffers,
+    /// The A, B, C of the last shape proved with this key, on its device,
+    /// by the shape's identity; None until a shaped proof uploads them, or
+    /// where they did not fit.
+    device_shape: Mutex<Option<(u64, Arc<DeviceShape>)>>,
     /// How fast the devices worked on this key's last split proof.
     pub split_rate: MeasuredRate,
 }
@@ -97,6 +104,13 @@ impl ResidentKey {
                 let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
                 Ok(HInputs::upload(guard, domain, a, b, c)?)
             }
+            // The witness goes up and the device evaluates the rows.
+            (ProofInput::Shaped { shape, witness }, Some(buffer))
+                if self.shape_on_device(guard, shape).is_some() =>
+            {
+                let on_device = self.shape_on_device(guard, shape).expect("kept just now");
+                evaluate_on_device(guard, domain, &on_device, witness, buffer)
+            }
             // Each piece of rows is evaluated into the pinned buffer and
             // sent while the next is evaluated.
             (ProofInput::Shaped { shape, witness }, Some(buffer))
@@ -119,6 +133,82 @@ impl ResidentKey {
             }
         }
     }
+
+    /// `shape`'s A, B, C on the key's device: the kept copy, or one
+    /// uploaded now in place of the last shape's. None where they do not
+    /// fit beside a proof's working memory (the host evaluates the rows
+    /// instead).
+    fn shape_on_device(
+        &self,
+        guard: &DeviceGuard<'_>,
+        shape: &CircuitShape,
+    ) -> Option<Arc<DeviceShape>> {
+        let mut kept = self.device_shape.lock();
+        if let Some((identity, on_device)) = kept.as_ref() {
+            if *identity == shape.identity() {
+                return Some(on_device.clone());
+            }
+        }
+        *kept = None;
+        let needed = shape_device_bytes(shape) + proof_working_bytes(&self.sizes);
+        if let Err(error) = ensure_free_memory(guard.device(), "a shape's matrices", needed) {
+            log::debug!("evaluating A, B, C on the host: {error}");
+            return None;
+        }
+        let parts = shape.matrices().map(|matrix| {
+            let (row_starts, columns, coefficients, constants) = matrix.raw_parts();
+            MatrixParts {
+                row_starts,
+                columns,
+                coefficients,
+                constants,
+            }
+        });
+        match DeviceShape::upload(guard, shape.num_inputs(), shape.num_aux(), parts) {
+            Ok(on_device) => {
+                log::debug!(
+                    "a shape's A, B, C resident on device {}: {} MiB",
+                    on_device.ordinal(),
+                    on_device.device_bytes() >> 20
+                );
+                let on_device = Arc::new(on_device);
+                *kept = Some((shape.identity(), on_device.clone()));
+                Some(on_device)
+            }
+            Err(error) => {
+                log::warn!("evaluating A, B, C on the host: {error}");
+                None
+            }
+        }
+    }
+}
+
+/// Device bytes of a shape's matrices: 8 per row offset, 8 per entry, 32 per
+/// constant.
+fn shape_device_bytes(shape: &CircuitShape) -> u64 {
+    shape
+        .matrices()
+        .iter()
+        .map(|matrix| {
+            let (row_starts, columns, _, constants) = matrix.raw_parts();
+            8 * row_starts.len() as u64 + 8 * columns.len() as u64 + 32 * constants.len() as u64
+        })
+        .sum()
+}
+
+/// A proof's a, b, c evaluated on the device from `witness` (sent through
+/// the pinned `staging`); a broken row is [`Error::Unsatisfied`].
+fn evaluate_on_device(
+    guard: &DeviceGuard<'_>,
+    domain: &Domain,
+    on_device: &DeviceShape,
+    witness: &WitnessAssignment,
+    staging: &mut PinnedStaging,
+) -> Result<HInputs, Error> {
+    let values = upload_witness(guard, &[&witness.input, &witness.aux], staging)?;
+    on_device
+        .evaluate(guard, domain, &values)?
+        .map_err(|constraint| Error::Unsatisfied { constraint })
 }
 
 /// A proving key held in one device's memory. Cloning shares it; the device
@@ -164,6 +254,7 @@ impl GpuProvingKey {
             vk: key.vk.clone(),
             staging: Mutex::new(pinned_staging(&sizes)),
             scalar_buffers: ScalarBuffers::pinned(guard, sizes.ic + sizes.l),
+            device_shape: Mutex::new(None),
             split_rate: MeasuredRate::default(),
             sizes,
             ordinal: device.ordinal(),
