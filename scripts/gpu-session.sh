@@ -7,10 +7,11 @@
 #   batchapi  the same with --batch-api (create_proof_batch, four rounds)
 #   prove   prove --circuit field --split at 2^$PROVE_SIZES (default 20 22), 3 proofs
 #   msm     gpu_msm $MSM_ARGS (default "22 20 16")
-#   compare the `prove` binaries under $bundle/variants/NAME/ (each packed by
-#           hand from another build), alternating in $ROUNDS rounds (default
-#           2) at 2^$PROVE_SIZES, as `prove` above: builds side by side in
-#           one run
+#   compare the binaries named in $COMPARE (default "prove"; also
+#           "filecoin_porep") under $bundle/variants/NAME/, each packed by
+#           hand from another build, alternating in $ROUNDS rounds (default
+#           2): prove as above at 2^$PROVE_SIZES, filecoin_porep as porep
+#           above; builds side by side in one run
 # Run it from the repository root on the device machine, carrying
 # target/gpu-bundle.
 set -uo pipefail
@@ -47,7 +48,7 @@ nvidia-smi -L >>"$log" 2>&1
 for step in ${STEPS:-tests porep}; do
   case "$step" in
     tests)
-      for t in ${TESTS:-gpu_prover gpu_pool gpu_msm gpu_ntt gpu_device gpu_pinned}; do
+      for t in ${TESTS:-gpu_prover gpu_pool gpu_msm gpu_ntt gpu_device gpu_pinned gpu_shape}; do
         run "test $t" 400 "$bundle/bin/tests/$t" --show-output
       done
       ;;
@@ -69,10 +70,18 @@ for step in ${STEPS:-tests porep}; do
     compare)
       for round in $(seq "${ROUNDS:-2}"); do
         for variant in "$bundle"/variants/*/; do
-          for size in ${PROVE_SIZES:-20 22}; do
-            # The first run generates each size's key; the rest load it.
-            run "round $round, $(basename "$variant"), prove $size" 300 "$variant/prove" \
-              --size "$size" --circuit field --split --proofs 3 --params "/tmp/field-$size.params"
+          name="$(basename "$variant")"
+          for binary in ${COMPARE:-prove}; do
+            [[ -x "$variant/$binary" ]] || continue
+            if [[ "$binary" == prove ]]; then
+              for size in ${PROVE_SIZES:-20 22}; do
+                # The first run generates each size's key; the rest load it.
+                run "round $round, $name, prove $size" 300 "$variant/prove" --size "$size" \
+                  --circuit field --split --proofs 3 --params "/tmp/field-$size.params"
+              done
+            else
+              run "round $round, $name, $binary" 300 "$variant/$binary" --challenges 3 --partitions 10
+            fi
           done
         done
       done
