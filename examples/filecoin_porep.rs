@@ -12,9 +12,10 @@
 //! records their shape once and generates parameters for it. Then:
 //! - one partition: synthesis (pre-compiled path) and proof, its latency,
 //!   and the same proof (same r and s) from the CPU prover: bytes equal;
-//! - every partition: synthesized in parallel over the cores while the
-//!   device proves those that are ready (two in flight); the time per
-//!   partition of the whole batch;
+//! - every partition: its witness computed in parallel over the cores
+//!   while the device proves those that are ready (two in flight, A, B, C
+//!   evaluated on the device where the GPU proves); the time per partition
+//!   of the whole batch;
 //! - with `--pool`, the same partitions (all but the first) again through a
 //!   `ProverPool` with one worker on the same backend, which synthesizes
 //!   through the shape itself: its time per partition beside the one above;
@@ -254,15 +255,16 @@ mod gpu {
         finish_proof, finish_proof_timed, prove_on_device, start_proof, start_proof_shaped,
         GpuProvingKey,
     };
-    use groth16_gpu::synthesis::Assignment;
+    use groth16_gpu::synthesis::WitnessAssignment;
     use rayon::prelude::*;
     use std::collections::VecDeque;
 
-    /// Partition i's assignment, or why its synthesis failed.
-    type Synthesized = (usize, Result<Assignment, groth16_gpu::Error>);
+    /// Partition i's witness, or why its synthesis failed.
+    type Synthesized = (usize, Result<WitnessAssignment, groth16_gpu::Error>);
 
-    /// Synthesizes every circuit in parallel over the cores, handing each
-    /// assignment over as it is ready (at most `bound` waiting).
+    /// Computes every circuit's witness in parallel over the cores, handing
+    /// each over as it is ready (at most `bound` waiting); the device
+    /// evaluates A, B, C from it (`start_proof_shaped`).
     fn synthesize_in_background(
         shape: &CircuitShape,
         circuits: Vec<PorepCircuit>,
@@ -278,15 +280,16 @@ mod gpu {
                 .enumerate()
                 .for_each_with(sender, |sender, (i, circuit)| {
                     // A closed receiver means the consumer stopped on an error.
-                    let _ = sender.send((i, shape.synthesize(circuit)));
+                    let _ = sender.send((i, shape.witness(circuit)));
                 });
         };
         (receiver, work)
     }
 
     /// One partition proved twice per round, side by side: A, B, C
-    /// evaluated into vectors before `start_proof`, and evaluated by
-    /// `start_proof_shaped` straight into the pinned upload buffer.
+    /// evaluated into vectors on the host before `start_proof`, and
+    /// evaluated on the device by `start_proof_shaped` (the first round
+    /// also uploads the shape's matrices, once for the key).
     fn compare_evaluation_on_upload(
         guard: &groth16_gpu::device::DeviceGuard<'_>,
         resident: &GpuProvingKey,
@@ -296,7 +299,7 @@ mod gpu {
         s: Scalar,
         expected: &Proof,
     ) -> Result<(), Box<dyn std::error::Error>> {
-        for round in 1..=2 {
+        for round in 1..=3 {
             let start = Instant::now();
             let witness = shape.witness(circuit.clone())?;
             let witness_time = start.elapsed();
@@ -313,7 +316,7 @@ mod gpu {
                 return Err("a repeated proof of the first partition differs".into());
             }
             println!(
-                "round {round}: witness {}; witness to proof: evaluated first {}, evaluated on upload {}",
+                "round {round}: witness {}; witness to proof: evaluated on the host {}, on the device {}",
                 ms(witness_time).trim(),
                 ms(evaluated).trim(),
                 ms(shaped).trim()
@@ -462,9 +465,10 @@ mod gpu {
         std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
             scope.spawn(synthesize);
             let mut in_flight = VecDeque::new();
-            for (i, assignment) in ready {
+            for (i, witness) in ready {
                 let (r, s) = (Scalar::random(OsRng), Scalar::random(OsRng));
-                in_flight.push_back((i, start_proof(&guard, &resident, &assignment?, r, s)?));
+                let pending = start_proof_shaped(&guard, &resident, shape, &witness?, r, s)?;
+                in_flight.push_back((i, pending));
                 if in_flight.len() > 1 {
                     let (j, pending) = in_flight.pop_front().expect("two in flight");
                     proofs[j] = Some(finish_proof(&guard, pending)?);
