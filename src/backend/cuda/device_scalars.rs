@@ -175,14 +175,14 @@ fn copiers() -> Option<&'static rayon::ThreadPool> {
 }
 
 /// `to.copy_from_slice(from)` in grains over the current rayon pool.
-fn parallel_copy(to: &mut [Scalar], from: &[Scalar]) {
+pub(super) fn parallel_copy(to: &mut [Scalar], from: &[Scalar]) {
     to.par_chunks_mut(COPY_GRAIN)
         .zip(from.par_chunks(COPY_GRAIN))
         .for_each(|(to, from)| to.copy_from_slice(from))
 }
 
 /// `to.copy_from_slice(from)` on the copier threads.
-pub(super) fn fill_slot(to: &mut [Scalar], from: &[Scalar]) {
+fn fill_slot(to: &mut [Scalar], from: &[Scalar]) {
     let copy = || parallel_copy(to, from);
     match copiers() {
         Some(pool) => pool.install(copy),

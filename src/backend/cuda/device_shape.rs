@@ -7,7 +7,7 @@
 use blstrs::Scalar;
 
 use super::curve::as_words;
-use super::device_scalars::{fill_slot, DeviceScalars, HInputs, PinnedStaging, ScalarUploader};
+use super::device_scalars::{parallel_copy, DeviceScalars, HInputs, PinnedStaging, ScalarUploader};
 use crate::backend::cpu::Domain;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
@@ -156,7 +156,7 @@ impl DeviceShape {
 
 /// A proof's witness (`parts`, the inputs then the aux values) joined in a
 /// new buffer on the guard's device, sent through `staging` a piece at a
-/// time: the upload threads copy the next piece there while the last crosses the
+/// time: the cores copy the next piece there while the last crosses the
 /// bus. With `staging` shorter than the witness, it goes joined in ordinary
 /// memory. Returns once it has landed.
 pub fn upload_witness(
@@ -213,10 +213,7 @@ fn copy_joined(mut to: &mut [Scalar], parts: &[&[Scalar]], mut first: usize) {
         }
         let n = to.len().min(part.len() - first);
         let (now, rest) = to.split_at_mut(n);
-        // On the upload threads: in the caller's pool the copy waited
-        // behind the proof's scalar split (a 4M PoRep witness landed 46-59
-        // ms after the start, the split done at 31-35 ms).
-        fill_slot(now, &part[first..first + n]);
+        parallel_copy(now, &part[first..first + n]);
         to = rest;
         first = 0;
     }
