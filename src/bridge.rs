@@ -298,7 +298,8 @@ pub(crate) mod ffi {
         fn evaluate_shape(
             device: &GpuDevice,
             shape: &DeviceShape,
-            witness: &DeviceScalars,
+            input: &DeviceScalars,
+            aux: &DeviceScalars,
             a: &DeviceScalars,
             b: &DeviceScalars,
             c: &DeviceScalars,

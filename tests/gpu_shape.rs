@@ -15,9 +15,9 @@ use circuits::{BooleanHeavy, FieldHeavy, ManyInputs};
 use ff::Field;
 use groth16_gpu::backend::cpu::Domain;
 use groth16_gpu::backend::cuda::{
-    reference_first_unsatisfied, reference_matrix_rows, upload_witness, DeviceShape, MatrixParts,
-    PinnedStaging,
+    reference_first_unsatisfied, reference_matrix_rows, DeviceScalars, DeviceShape, MatrixParts,
 };
+use groth16_gpu::device::DeviceGuard;
 use groth16_gpu::synthesis::{CircuitShape, WitnessAssignment};
 use groth16_gpu::Error;
 use rand::{RngCore, SeedableRng};
@@ -280,19 +280,11 @@ fn gpu_rows_equal_the_hosts_evaluation() {
                 DeviceShape::upload(&guard, shape.num_inputs(), shape.num_aux(), parts(shape))
                     .expect("upload the shape");
             assert_eq!(on_device.rows(), shape.num_constraints());
-            let total = case.witness.input.len() + case.witness.aux.len();
-            // Through staging in pieces, and (too small a staging) joined in
-            // ordinary memory.
-            for staged in [total, total - 1] {
-                let mut staging = PinnedStaging::new(staged).expect("pinned memory");
-                let witness = upload_witness(
-                    &guard,
-                    &[&case.witness.input, &case.witness.aux],
-                    &mut staging,
-                )
-                .expect("upload the witness");
+            // Twice: the same shape serves every proof.
+            for _ in 0..2 {
+                let (input, aux) = upload(&guard, &case.witness);
                 let inputs = on_device
-                    .evaluate(&guard, &domain, &witness)
+                    .evaluate(&guard, &domain, &input, &aux)
                     .expect("evaluate")
                     .unwrap_or_else(|row| panic!("{}: row {row} unsatisfied", case.name));
                 let [a, b, c] = inputs.download(&guard, domain.size()).expect("download");
@@ -307,11 +299,9 @@ fn gpu_rows_equal_the_hosts_evaluation() {
                 }
             }
             let (witness, row) = broken(case);
-            let mut staging = PinnedStaging::new(total).expect("pinned memory");
-            let witness = upload_witness(&guard, &[&witness.input, &witness.aux], &mut staging)
-                .expect("upload the witness");
+            let (input, aux) = upload(&guard, &witness);
             match on_device
-                .evaluate(&guard, &domain, &witness)
+                .evaluate(&guard, &domain, &input, &aux)
                 .expect("evaluate")
             {
                 Err(got) => assert_eq!(got, row, "{}", case.name),
@@ -343,7 +333,23 @@ fn gpu_refuses_a_malformed_shape_and_a_short_witness() {
     let on_device = DeviceShape::upload(&guard, shape.num_inputs(), shape.num_aux(), [a, b, c])
         .expect("the device is fine afterwards");
     let domain = Domain::new(shape.num_constraints()).expect("domain");
-    let mut staging = PinnedStaging::new(1).expect("pinned memory");
-    let short = upload_witness(&guard, &[&case.witness.input], &mut staging).expect("upload");
-    assert!(on_device.evaluate(&guard, &domain, &short).is_err());
+    let (input, aux) = upload(&guard, &case.witness);
+    let short = DeviceScalars::upload(&guard, &case.witness.aux[1..], case.witness.aux.len() - 1)
+        .expect("upload");
+    assert!(on_device.evaluate(&guard, &domain, &input, &short).is_err());
+    assert!(on_device.evaluate(&guard, &domain, &aux, &aux).is_err());
+    assert!(on_device
+        .evaluate(&guard, &domain, &input, &aux)
+        .expect("evaluate")
+        .is_ok());
+}
+
+/// A witness's inputs and aux values in device buffers of their own.
+fn upload(guard: &DeviceGuard<'_>, witness: &WitnessAssignment) -> (DeviceScalars, DeviceScalars) {
+    let input = DeviceScalars::upload(guard, &witness.input, witness.input.len());
+    let aux = DeviceScalars::upload(guard, &witness.aux, witness.aux.len());
+    (
+        input.expect("upload the inputs"),
+        aux.expect("upload the aux values"),
+    )
 }

@@ -176,28 +176,28 @@ void upload_shape_matrix(const GpuDevice& device, DeviceShape& shape, size_t whi
 }
 
 size_t evaluate_shape(const GpuDevice& device, const DeviceShape& shape,
-                      const DeviceScalars& witness, const DeviceScalars& a,
-                      const DeviceScalars& b, const DeviceScalars& c) {
+                      const DeviceScalars& input, const DeviceScalars& aux,
+                      const DeviceScalars& a, const DeviceScalars& b, const DeviceScalars& c) {
   require_on_device(device, shape.ordinal(), "shape");
-  for (const DeviceScalars* buffer : {&witness, &a, &b, &c}) {
+  for (const DeviceScalars* buffer : {&input, &aux, &a, &b, &c}) {
     require_on_device(device, buffer->ordinal(), "shape evaluation buffers");
   }
   size_t rows = shape.rows();
   for (size_t i = 0; i < 3; i++) {
     if (!shape.matrix(i).uploaded) throw std::invalid_argument("a shape matrix is missing");
   }
-  if (witness.len() != shape.inputs() + shape.aux()) {
-    throw std::invalid_argument("a witness of " + std::to_string(witness.len()) +
-                                " values for a shape of " +
-                                std::to_string(shape.inputs() + shape.aux()));
+  if (input.len() != shape.inputs() || aux.len() != shape.aux()) {
+    throw std::invalid_argument("a witness of " + std::to_string(input.len()) + " inputs and " +
+                                std::to_string(aux.len()) + " aux values for a shape of " +
+                                std::to_string(shape.inputs()) + " and " +
+                                std::to_string(shape.aux()));
   }
   if (a.len() < rows || b.len() < rows || c.len() < rows) {
     throw std::invalid_argument("a, b, c buffers shorter than the shape's rows");
   }
   G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
   Stream stream;
-  const Fr* values = as_fr(witness.data());
-  WitnessView w{values, values + shape.inputs()};
+  WitnessView w{as_fr(input.data()), as_fr(aux.data())};
   Fr* outs[3] = {static_cast<Fr*>(a.data()), static_cast<Fr*>(b.data()),
                  static_cast<Fr*>(c.data())};
   unsigned long long first = rows;

@@ -71,13 +71,13 @@ void upload_shape_matrix(const GpuDevice& device, DeviceShape& shape, size_t whi
                          const uint32_t* coefficients, size_t entries, const uint64_t* constants,
                          size_t constants_len);
 
-/// Rows 0.. of A, B, C times `witness` (inputs then aux, as the shape counts
-/// them) into the first rows of `a`, `b`, `c` (their other scalars are left
-/// as they are). Returns the first row whose a·b differs from c, or the row
-/// count when every row holds; returns once that is known.
+/// Rows 0.. of A, B, C times the witness (`input` and `aux`, as many as the
+/// shape counts) into the first rows of `a`, `b`, `c` (their other scalars
+/// are left as they are). Returns the first row whose a·b differs from c, or
+/// the row count when every row holds; returns once that is known.
 size_t evaluate_shape(const GpuDevice& device, const DeviceShape& shape,
-                      const DeviceScalars& witness, const DeviceScalars& a,
-                      const DeviceScalars& b, const DeviceScalars& c);
+                      const DeviceScalars& input, const DeviceScalars& aux,
+                      const DeviceScalars& a, const DeviceScalars& b, const DeviceScalars& c);
 
 /// The host reference of one matrix (`rows` rows): every row times the
 /// witness (`inputs` inputs, then aux) by the device's per-row steps run on

@@ -7,7 +7,7 @@
 use blstrs::Scalar;
 
 use super::curve::as_words;
-use super::device_scalars::{parallel_copy, DeviceScalars, HInputs, PinnedStaging, ScalarUploader};
+use super::device_scalars::{DeviceScalars, HInputs};
 use crate::backend::cpu::Domain;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
@@ -111,23 +111,26 @@ impl DeviceShape {
         self.inner().shape_ordinal()
     }
 
-    /// A, B, C times `witness` (its inputs then its aux values, on this
-    /// device) as a proof's H inputs over `domain` (zero past the last row);
+    /// A, B, C times the witness (`input` and `aux` values, on this device)
+    /// as a proof's H inputs over `domain` (zero past the last row);
     /// `Ok(Err(row))` names the first row whose a·b differs from c.
     pub fn evaluate(
         &self,
         guard: &DeviceGuard<'_>,
         domain: &Domain,
-        witness: &DeviceScalars,
+        input: &DeviceScalars,
+        aux: &DeviceScalars,
     ) -> Result<Result<HInputs, usize>, GpuError> {
         let m = domain.size();
-        if self.rows > m || witness.len() != self.inputs + self.aux {
+        if self.rows > m || input.len() != self.inputs || aux.len() != self.aux {
             return Err(GpuError::Native(format!(
-                "a shape of {} rows over {} variables evaluated over a domain of {m} \
-                 with a witness of {}",
+                "a shape of {} rows over {} inputs and {} aux variables evaluated over a \
+                 domain of {m} with a witness of {} and {}",
                 self.rows,
-                self.inputs + self.aux,
-                witness.len()
+                self.inputs,
+                self.aux,
+                input.len(),
+                aux.len()
             )));
         }
         let [a, b, c] = [(); 3].map(|()| DeviceScalars::upload(guard, &[], m));
@@ -135,7 +138,8 @@ impl DeviceShape {
         let first_unsatisfied = ffi::evaluate_shape(
             guard.ffi_device(),
             self.inner(),
-            witness.inner(),
+            input.inner(),
+            aux.inner(),
             a.inner(),
             b.inner(),
             c.inner(),
@@ -151,71 +155,6 @@ impl DeviceShape {
         self.handle
             .as_ref()
             .expect("new_device_shape never returns null")
-    }
-}
-
-/// A proof's witness (`parts`, the inputs then the aux values) joined in a
-/// new buffer on the guard's device, sent through `staging` a piece at a
-/// time: the cores copy the next piece there while the last crosses the
-/// bus. With `staging` shorter than the witness, it goes joined in ordinary
-/// memory. Returns once it has landed.
-pub fn upload_witness(
-    guard: &DeviceGuard<'_>,
-    parts: &[&[Scalar]],
-    staging: &mut PinnedStaging,
-) -> Result<DeviceScalars, GpuError> {
-    let total: usize = parts.iter().map(|part| part.len()).sum();
-    if staging.len() < total {
-        return DeviceScalars::upload(guard, &parts.concat(), total);
-    }
-    let to = DeviceScalars::upload(guard, &[], total)?;
-    // Made after `to`: dropped first on an early return, waiting for the
-    // copies still writing into it.
-    let stream = ffi::new_upload_stream(guard.ffi_device())?;
-    let stream = stream
-        .as_ref()
-        .expect("new_upload_stream never returns null");
-    let piece = ScalarUploader::PIECE;
-    for (k, staged) in staging.as_mut_slice()[..total]
-        .chunks_mut(piece)
-        .enumerate()
-    {
-        copy_joined(staged, parts, k * piece);
-        // SAFETY: `staged` is pinned memory of staged.len() scalars that no
-        // other piece uses, untouched until the stream is finished below (or
-        // dropped, which waits for its copies); the C++ side checks the
-        // device and the range of `to`.
-        unsafe {
-            ffi::queue_upload(
-                guard.ffi_device(),
-                stream,
-                k % 2,
-                staged.as_ptr().cast::<u64>(),
-                staged.len(),
-                to.inner(),
-                k * piece,
-            )
-        }?;
-    }
-    ffi::finish_uploads(stream)?;
-    Ok(to)
-}
-
-/// Fills `to` with the scalars of `parts`, joined, from scalar `first` on.
-fn copy_joined(mut to: &mut [Scalar], parts: &[&[Scalar]], mut first: usize) {
-    for part in parts {
-        if to.is_empty() {
-            return;
-        }
-        if first >= part.len() {
-            first -= part.len();
-            continue;
-        }
-        let n = to.len().min(part.len() - first);
-        let (now, rest) = to.split_at_mut(n);
-        parallel_copy(now, &part[first..first + n]);
-        to = rest;
-        first = 0;
     }
 }
 

@@ -39,7 +39,7 @@ pub use device_scalars::{
     h_polynomial, is_pinned, DeviceScalars, HInputs, PinnedStaging, ScalarUploader,
 };
 pub use device_shape::{
-    reference_first_unsatisfied, reference_matrix_rows, upload_witness, DeviceShape, MatrixParts,
+    reference_first_unsatisfied, reference_matrix_rows, DeviceShape, MatrixParts,
 };
 pub use msm::{
     batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits, reserve_device_memory,
