@@ -167,12 +167,12 @@ pub fn reference_matrix_rows(
     inputs: usize,
 ) -> Result<Vec<Scalar>, GpuError> {
     let rows = matrix.rows().unwrap_or(0);
-    let offsets_fit = matrix.row_starts.first().is_none_or(|&first| first == 0)
+    let offsets_fit = matrix.row_starts.first().map_or(true, |&first| first == 0)
         && matrix.row_starts.windows(2).all(|w| w[0] <= w[1])
         && matrix
             .row_starts
             .last()
-            .is_none_or(|&last| last as usize == matrix.columns.len());
+            .map_or(true, |&last| last as usize == matrix.columns.len());
     let aux = witness.len().saturating_sub(inputs);
     let entries_fit = matrix.coefficients.len() == matrix.columns.len()
         && matrix

@@ -49,7 +49,7 @@ impl PinnedVec {
             Ok(registration) => pinned.registration = Some(registration),
             Err(error) => log::warn!(
                 "cannot page-lock {} MiB of MSM scalars ({error}); copying from pageable memory",
-                room * 32 >> 20
+                (room * 32) >> 20
             ),
         }
         pinned

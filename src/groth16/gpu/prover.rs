@@ -4,7 +4,7 @@
 
 use std::sync::mpsc::{self, Receiver};
 use std::sync::OnceLock;
-use std::thread::JoinHandle;
+use std::thread::{JoinHandle, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Projective, G2Projective, Scalar};
@@ -522,6 +522,10 @@ fn on_lane<T>(
     result.map(|value| (value, end))
 }
 
+/// What a lane of MSM parts returns: its sums and stage times, and when it
+/// ended.
+type LaneResult<T> = Result<((T, StageTimes), Duration), Error>;
+
 /// A lane of MSM parts on `device`: a thread of its own, started in
 /// `scope`, that runs `msm` (which records its stage times) through
 /// [`on_lane`].
@@ -531,7 +535,7 @@ fn msm_lane<'scope, T: Send + 'scope>(
     lane: &'static str,
     origin: Instant,
     msm: impl FnOnce(&DeviceGuard<'_>, &mut StageTimes) -> Result<T, GpuError> + Send + 'scope,
-) -> std::thread::ScopedJoinHandle<'scope, Result<((T, StageTimes), Duration), Error>> {
+) -> ScopedJoinHandle<'scope, LaneResult<T>> {
     let device = device.duplicate();
     scope.spawn(move || {
         on_lane(device?, lane, origin, |guard| {
@@ -542,7 +546,7 @@ fn msm_lane<'scope, T: Send + 'scope>(
     })
 }
 
-fn join_lane<T>(lane: std::thread::ScopedJoinHandle<'_, Result<T, Error>>) -> Result<T, Error> {
+fn join_lane<T>(lane: ScopedJoinHandle<'_, Result<T, Error>>) -> Result<T, Error> {
     lane.join()
         .map_err(|_| Error::from(GpuError::Native("a proof's GPU lane panicked".into())))?
 }
