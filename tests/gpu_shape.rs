@@ -195,15 +195,9 @@ fn cases(rng: &mut ChaCha20Rng) -> Vec<Case> {
 }
 
 fn parts(shape: &CircuitShape) -> [MatrixParts<'_>; 3] {
-    shape.matrices().map(|matrix| {
-        let (row_starts, columns, coefficients, constants) = matrix.raw_parts();
-        MatrixParts {
-            row_starts,
-            columns,
-            coefficients,
-            constants,
-        }
-    })
+    shape
+        .matrices()
+        .map(|matrix| MatrixParts::from(matrix.raw_parts()))
 }
 
 fn joined(witness: &WitnessAssignment) -> Vec<Scalar> {

@@ -29,6 +29,26 @@ pub struct MatrixParts<'a> {
     pub constants: &'a [Scalar],
 }
 
+/// From `(row_starts, columns, coefficients, constants)`, the order
+/// `synthesis::SparseMatrix::raw_parts` gives them in.
+impl<'a> From<(&'a [u64], &'a [u32], &'a [u32], &'a [Scalar])> for MatrixParts<'a> {
+    fn from(
+        (row_starts, columns, coefficients, constants): (
+            &'a [u64],
+            &'a [u32],
+            &'a [u32],
+            &'a [Scalar],
+        ),
+    ) -> Self {
+        Self {
+            row_starts,
+            columns,
+            coefficients,
+            constants,
+        }
+    }
+}
+
 impl MatrixParts<'_> {
     fn rows(&self) -> Option<usize> {
         self.row_starts.len().checked_sub(1)

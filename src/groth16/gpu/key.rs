@@ -155,15 +155,9 @@ impl ResidentKey {
             log::debug!("evaluating A, B, C on the host: {error}");
             return None;
         }
-        let parts = shape.matrices().map(|matrix| {
-            let (row_starts, columns, coefficients, constants) = matrix.raw_parts();
-            MatrixParts {
-                row_starts,
-                columns,
-                coefficients,
-                constants,
-            }
-        });
+        let parts = shape
+            .matrices()
+            .map(|matrix| MatrixParts::from(matrix.raw_parts()));
         match DeviceShape::upload(guard, shape.num_inputs(), shape.num_aux(), parts) {
             Ok(on_device) => {
                 log::debug!(
