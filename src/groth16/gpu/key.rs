@@ -192,9 +192,8 @@ fn shape_device_bytes(shape: &CircuitShape) -> u64 {
 
 /// A proof's a, b, c evaluated on the device from `witness`; a broken row
 /// is [`Error::Unsatisfied`]. The witness goes up from where it lies, on
-/// this thread: staged through pinned memory by rayon, its copy waited
-/// behind the proof's scalar split on the same cores (a 4M PoRep witness
-/// landed 43-59 ms after the proof's start, the split done at 31-36 ms).
+/// this thread: staging it through the pinned buffer measured no faster
+/// (NOTES-gpu.md, fifteenth session).
 fn evaluate_on_device(
     guard: &DeviceGuard<'_>,
     domain: &Domain,
