@@ -304,18 +304,22 @@ pub(crate) mod ffi {
             b: &DeviceScalars,
             c: &DeviceScalars,
         ) -> Result<usize>;
-        /// The host reference of one matrix's rows times the witness.
+        /// The host reference of one matrix's rows times the witness,
+        /// after the upload's checks of the matrix.
         #[allow(clippy::too_many_arguments)]
         unsafe fn reference_matrix_rows(
             row_starts: *const u64,
             rows: usize,
             columns: *const u32,
             coefficients: *const u32,
+            entries: usize,
             constants: *const u64,
+            constants_len: usize,
             witness: *const u64,
             inputs: usize,
+            aux: usize,
             out: *mut u64,
-        );
+        ) -> Result<()>;
         /// The host reference of the check: the first unsatisfied row, or
         /// the row count.
         unsafe fn reference_first_unsatisfied(

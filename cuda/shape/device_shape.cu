@@ -82,9 +82,12 @@ T* upload_array(DeviceShape& shape, const T* from, size_t count, cudaStream_t st
   return to;
 }
 
-void check_matrix(const DeviceShape& shape, const uint64_t* row_starts, const uint32_t* columns,
-                  const uint32_t* coefficients, size_t entries, size_t constants_len) {
-  size_t rows = shape.rows();
+/// Throws unless a matrix of `rows` rows over `inputs` inputs and `aux` aux
+/// variables has offsets from 0 to its entry count, never decreasing, and
+/// every entry names one of those variables and a constant it has (or one).
+void check_matrix(size_t rows, size_t inputs, size_t aux, const uint64_t* row_starts,
+                  const uint32_t* columns, const uint32_t* coefficients, size_t entries,
+                  size_t constants_len) {
   if (rows > UINT32_MAX) throw std::invalid_argument("a shape of 2^32 rows or more");
   if (row_starts[0] != 0 || row_starts[rows] != entries) {
     throw std::invalid_argument("shape matrix offsets do not run from 0 to the entry count");
@@ -96,9 +99,8 @@ void check_matrix(const DeviceShape& shape, const uint64_t* row_starts, const ui
   }
   for (size_t k = 0; k < entries; k++) {
     uint32_t column = columns[k];
-    bool aux = column & shape::kAux;
     size_t index = column & ~shape::kAux;
-    if (index >= (aux ? shape.aux() : shape.inputs())) {
+    if (index >= ((column & shape::kAux) ? aux : inputs)) {
       throw std::invalid_argument("shape matrix entry " + std::to_string(k) + " names variable " +
                                   std::to_string(index) + " past the shape's counts");
     }
@@ -157,7 +159,8 @@ void upload_shape_matrix(const GpuDevice& device, DeviceShape& shape, size_t whi
   require_on_device(device, shape.ordinal(), "shape");
   if (which > 2) throw std::invalid_argument("a shape has three matrices");
   if (shape.matrix(which).uploaded) throw std::invalid_argument("shape matrix uploaded twice");
-  check_matrix(shape, row_starts, columns, coefficients, entries, constants_len);
+  check_matrix(shape.rows(), shape.inputs(), shape.aux(), row_starts, columns, coefficients,
+               entries, constants_len);
   std::vector<uint32_t> long_rows;
   for (size_t r = 0; r < shape.rows(); r++) {
     if (row_starts[r + 1] - row_starts[r] > kLongRow) long_rows.push_back(uint32_t(r));
@@ -234,8 +237,10 @@ size_t evaluate_shape(const GpuDevice& device, const DeviceShape& shape,
 }
 
 void reference_matrix_rows(const uint64_t* row_starts, size_t rows, const uint32_t* columns,
-                           const uint32_t* coefficients, const uint64_t* constants,
-                           const uint64_t* witness, size_t inputs, uint64_t* out) {
+                           const uint32_t* coefficients, size_t entries,
+                           const uint64_t* constants, size_t constants_len,
+                           const uint64_t* witness, size_t inputs, size_t aux, uint64_t* out) {
+  check_matrix(rows, inputs, aux, row_starts, columns, coefficients, entries, constants_len);
   MatrixView m{row_starts, columns, coefficients, as_fr(constants)};
   WitnessView w{as_fr(witness), as_fr(witness) + inputs};
   Fr* values = reinterpret_cast<Fr*>(out);

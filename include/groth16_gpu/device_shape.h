@@ -79,12 +79,15 @@ size_t evaluate_shape(const GpuDevice& device, const DeviceShape& shape,
                       const DeviceScalars& input, const DeviceScalars& aux,
                       const DeviceScalars& a, const DeviceScalars& b, const DeviceScalars& c);
 
-/// The host reference of one matrix (`rows` rows): every row times the
-/// witness (`inputs` inputs, then aux) by the device's per-row steps run on
-/// the CPU, 4 words per row into `out`.
+/// The host reference of one matrix (`rows` rows, `entries` entries,
+/// `constants_len` constants): every row times the witness (`inputs`
+/// inputs, then `aux` aux values) by the device's per-row steps run on the
+/// CPU, 4 words per row into `out`. Checks the matrix as
+/// upload_shape_matrix does first, and throws where that fails.
 void reference_matrix_rows(const uint64_t* row_starts, size_t rows, const uint32_t* columns,
-                           const uint32_t* coefficients, const uint64_t* constants,
-                           const uint64_t* witness, size_t inputs, uint64_t* out);
+                           const uint32_t* coefficients, size_t entries,
+                           const uint64_t* constants, size_t constants_len,
+                           const uint64_t* witness, size_t inputs, size_t aux, uint64_t* out);
 
 /// The host reference of the check over `rows` rows: the first row whose
 /// a·b differs from c, or the row count.

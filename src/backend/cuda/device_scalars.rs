@@ -175,7 +175,7 @@ fn copiers() -> Option<&'static rayon::ThreadPool> {
 }
 
 /// `to.copy_from_slice(from)` in grains over the current rayon pool.
-pub(super) fn parallel_copy(to: &mut [Scalar], from: &[Scalar]) {
+fn parallel_copy(to: &mut [Scalar], from: &[Scalar]) {
     to.par_chunks_mut(COPY_GRAIN)
         .zip(from.par_chunks(COPY_GRAIN))
         .for_each(|(to, from)| to.copy_from_slice(from))

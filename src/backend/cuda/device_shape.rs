@@ -186,48 +186,37 @@ pub fn reference_matrix_rows(
     witness: &[Scalar],
     inputs: usize,
 ) -> Result<Vec<Scalar>, GpuError> {
-    let rows = matrix.rows().unwrap_or(0);
-    let offsets_fit = matrix.row_starts.first().map_or(true, |&first| first == 0)
-        && matrix.row_starts.windows(2).all(|w| w[0] <= w[1])
-        && matrix
-            .row_starts
-            .last()
-            .map_or(true, |&last| last as usize == matrix.columns.len());
-    let aux = witness.len().saturating_sub(inputs);
-    let entries_fit = matrix.coefficients.len() == matrix.columns.len()
-        && matrix
-            .columns
-            .iter()
-            .zip(matrix.coefficients)
-            .all(|(&column, &slot)| {
-                let (index, bound) = if column & (1 << 31) != 0 {
-                    ((column & !(1 << 31)) as usize, aux)
-                } else {
-                    (column as usize, inputs.min(witness.len()))
-                };
-                index < bound && (slot == u32::MAX || (slot as usize) < matrix.constants.len())
-            });
-    if !offsets_fit || !entries_fit {
+    let (Some(rows), true, Some(aux)) = (
+        matrix.rows(),
+        matrix.coefficients.len() == matrix.columns.len(),
+        witness.len().checked_sub(inputs),
+    ) else {
         return Err(GpuError::Native(
-            "a shape matrix naming a variable or constant it lacks".into(),
+            "a shape matrix without offsets, entries without coefficients, or fewer witness \
+             values than inputs"
+                .into(),
         ));
-    }
+    };
     let mut out = vec![Scalar::from(0u64); rows];
-    // SAFETY: checked above: the offsets run from 0 to the entry count, and
-    // every entry names a witness value and a constant that exist; `out`
-    // holds one scalar per row.
+    // SAFETY: each pointer covers the length passed with it (rows + 1
+    // offsets, as many columns as slots, `inputs + aux` witness values, one
+    // output per row); the C++ side checks the offsets and every entry (as
+    // the upload does) before it reads through them.
     unsafe {
         ffi::reference_matrix_rows(
             matrix.row_starts.as_ptr(),
             rows,
             matrix.columns.as_ptr(),
             matrix.coefficients.as_ptr(),
+            matrix.columns.len(),
             as_words(matrix.constants),
+            matrix.constants.len(),
             as_words(witness),
             inputs,
+            aux,
             out.as_mut_ptr().cast::<u64>(),
         )
-    };
+    }?;
     Ok(out)
 }
 
