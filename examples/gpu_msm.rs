@@ -14,6 +14,13 @@
 //! to 18 bits instead (scalars on the device, medians of 5): the data behind
 //! the window each size chooses.
 //!
+//!     cargo run --release --features cuda --example gpu_msm -- --copies-sweep [max_log_g1] [max_log_g2]
+//!
+//! `--copies-sweep` times the same MSMs over bases without shifted copies
+//! and with copies for each window width of COPY_SWEEP_BITS side by side
+//! (scalars on the device, medians of 5), and how long making the copies
+//! took: the data behind `ResidentBases::precompute`'s choice.
+//!
 //! The floor column is the arithmetic floor: the Fp products the method must
 //! do (G1: 10 per mixed addition, 14 per full one; G2: Fp2 products of 3 Fp
 //! and squares of 2) at the rate the device's product allows on its
@@ -233,8 +240,72 @@ where
     set_msm_window_bits_for_tests(None)
 }
 
+/// Window widths the copies sweep makes copies for.
+const COPY_SWEEP_BITS: [u32; 6] = [16, 18, 19, 20, 21, 22];
+
+/// Device ms (median of 5, scalars on the device) of MSMs from 2^18 points
+/// to 2^max_log over bases without copies (the size's own window) and with
+/// copies for each of COPY_SWEEP_BITS, each result checked against the
+/// plain one; prints a row per size and one of the copies' making time.
+fn copies_sweep<G: GpuCurve>(
+    guard: &DeviceGuard<'_>,
+    name: &str,
+    max_log: u32,
+) -> Result<(), GpuError>
+where
+    G::Curve: Curve<AffineRepr = G> + Send + Sync,
+{
+    let sizes: Vec<usize> = (18..=max_log)
+        .step_by(2)
+        .map(|log| if log == 20 { (1 << 20) - 2 } else { 1 << log })
+        .collect();
+    let largest = 1usize << max_log;
+    let points = random_bases::<G>(largest, 11);
+    let scalars = random_scalars(largest, 12);
+    let on_device = DeviceScalars::upload(guard, &scalars, largest)?;
+    let time = |bases: &ResidentBases<G>, n: usize| -> Result<(G::Curve, f64, u32), GpuError> {
+        let mut times = Vec::new();
+        let mut last = None;
+        for _ in 0..6 {
+            let (sum, timing) = bases.msm_device_scalars(guard, &on_device, n)?;
+            times.push(f64::from(timing.device_ms));
+            last = Some((sum, timing.window_bits));
+        }
+        times.remove(0); // warm-up
+        let (sum, bits) = last.expect("six runs");
+        Ok((sum, median(times), bits))
+    };
+    let plain = ResidentBases::upload(guard, &points)?;
+    let mut rows = Vec::new();
+    let mut wants = Vec::new();
+    for &n in &sizes {
+        let (want, ms, bits) = time(&plain, n)?;
+        rows.push(vec![format!("{ms:.2} (c={bits})")]);
+        wants.push(want);
+    }
+    drop(plain);
+    let mut making = Vec::new();
+    for bits in COPY_SWEEP_BITS {
+        let mut copied = ResidentBases::upload(guard, &points)?;
+        let started = Instant::now();
+        copied.precompute(guard, Some(bits))?;
+        making.push(format!("{:.2} s", started.elapsed().as_secs_f64()));
+        for (i, &n) in sizes.iter().enumerate() {
+            let (sum, ms, _) = time(&copied, n)?;
+            assert_eq!(sum, wants[i], "{name} n={n}: copies for c={bits} agree");
+            rows[i].push(format!("{ms:.2}"));
+        }
+    }
+    for (n, row) in sizes.iter().zip(&rows) {
+        println!("| {name} {n} | {} |", row.join(" | "));
+    }
+    println!("| {name} copies made in | - | {} |", making.join(" | "));
+    Ok(())
+}
+
 fn main() -> Result<(), GpuError> {
     let sweep = std::env::args().any(|a| a == "--window-sweep");
+    let copies = std::env::args().any(|a| a == "--copies-sweep");
     let args: Vec<u32> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
@@ -249,6 +320,17 @@ fn main() -> Result<(), GpuError> {
     let device = DeviceMutex::new(Device::open(0)?);
     let guard = device.lock();
     println!("device: {:?}", guard.device().properties());
+    if copies {
+        let header: Vec<String> = COPY_SWEEP_BITS
+            .iter()
+            .map(|c| format!("copies c={c} ms"))
+            .collect();
+        println!("| MSM, points | no copies ms | {} |", header.join(" | "));
+        println!("|---|---|{}", "---|".repeat(header.len()));
+        copies_sweep::<G1Affine>(&guard, "G1", max_g1)?;
+        copies_sweep::<G2Affine>(&guard, "G2", max_g2)?;
+        return Ok(());
+    }
     if sweep {
         let header: Vec<String> = SWEEP_BITS.map(|c| format!("c={c} ms")).collect();
         println!("| MSM, points | {} |", header.join(" | "));

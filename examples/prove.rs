@@ -6,13 +6,15 @@
 //! cargo run --release --example prove -- [--size N] [--proofs K]
 //!     [--params FILE] [--shape FILE] [--circuit sha256|field]
 //!     [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu]
+//!     [--split] [--copies auto|never]
 //! ```
 //! On the GPU (feature `cuda`) the key is uploaded once, and each proof's
 //! device work overlaps the next circuit's synthesis. `--compare-cpu` also
 //! proves the first circuit on the CPU with the same r and s, checks the
 //! bytes are equal and prints both times. `--split` (GPU) then proves one
 //! more circuit on one device and split over every device, and prints both
-//! times.
+//! times. `--copies never` uploads the key without shifted copies of its
+//! bases (the default, auto, adds them where they fit).
 //! `--size N` aims at 2^N constraints (sha256 needs N >= 15); `--params FILE`
 //! loads the key from FILE if it exists, else generates it and saves it there;
 //! `--shape FILE` does the same for the recorded constraint matrices (a loaded
@@ -51,6 +53,9 @@ struct Options {
     device: usize,
     compare_cpu: bool,
     split: bool,
+    /// GPU: whether the key's bases get shifted copies ("auto" where they
+    /// fit, "never").
+    copies: String,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -64,6 +69,7 @@ fn parse_options() -> Result<Options, String> {
         device: 0,
         compare_cpu: false,
         split: false,
+        copies: "auto".into(),
     };
     let mut flags = Flags::from_env();
     while let Some(flag) = flags.next_flag() {
@@ -77,6 +83,7 @@ fn parse_options() -> Result<Options, String> {
             "--device" => options.device = flags.parsed(&flag)?,
             "--compare-cpu" => options.compare_cpu = true,
             "--split" => options.split = true,
+            "--copies" => options.copies = flags.value(&flag)?,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown option {other}")),
         }
@@ -157,7 +164,7 @@ fn main() {
     let options = match parse_options() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--shape FILE] [--circuit sha256|field] [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu] [--split]");
+            eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--shape FILE] [--circuit sha256|field] [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu] [--split] [--copies auto|never]");
             std::process::exit(2);
         }
     };
@@ -185,7 +192,10 @@ fn prove_all(
     shape: &CircuitShape,
     jobs: Vec<Synthesizer>,
     keep_first: bool,
+    copies: &str,
 ) -> Result<ProvingRun, Box<dyn std::error::Error>> {
+    #[cfg(not(feature = "cuda"))]
+    let _ = copies; // only the GPU backend makes copies
     let mut rng = OsRng;
     let mut run = ProvingRun {
         proofs: Vec::with_capacity(jobs.len()),
@@ -224,7 +234,7 @@ fn prove_all(
             let guard = device.lock();
             let sampler = DeviceMemorySampler::start(guard.device().ordinal())?;
             let start = Instant::now();
-            let resident = GpuProvingKey::upload(&guard, key)?;
+            let resident = GpuProvingKey::upload_with(&guard, key, copies_policy(copies)?)?;
             run.key_upload = start.elapsed();
             println!(
                 "key resident on device {}: {} MiB",
@@ -327,7 +337,14 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = OsRng;
     let (jobs, inputs): (Vec<_>, Vec<_>) =
         (0..options.proofs).map(|_| job.instance(&mut rng)).unzip();
-    let run = prove_all(&backend, &key, &shape, jobs, options.compare_cpu)?;
+    let run = prove_all(
+        &backend,
+        &key,
+        &shape,
+        jobs,
+        options.compare_cpu,
+        &options.copies,
+    )?;
     let stages = run.stages;
 
     let start = Instant::now();
@@ -392,7 +409,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(feature = "cuda")]
     if options.split {
         let (synthesize, _) = job.instance(&mut rng);
-        measure_split(&key, &synthesize(&shape)?)?;
+        measure_split(&key, &synthesize(&shape)?, &options.copies)?;
     }
     Ok(())
 }
@@ -403,6 +420,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
 fn measure_split(
     key: &ProvingKey,
     assignment: &groth16_gpu::synthesis::Assignment,
+    copies: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
     use groth16_gpu::groth16::gpu::{prove_on_device, prove_split, GpuProvingKey};
     let devices = groth16_gpu::device::DeviceMutex::shared()?;
@@ -410,9 +428,10 @@ fn measure_split(
         return Err("--split needs a GPU".into());
     }
     let guards: Vec<_> = devices.iter().map(|d| d.lock()).collect();
+    let policy = copies_policy(copies)?;
     let residents = guards
         .iter()
-        .map(|guard| GpuProvingKey::upload(guard, key))
+        .map(|guard| GpuProvingKey::upload_with(guard, key, policy))
         .collect::<Result<Vec<_>, _>>()?;
     let (r, s) = (Scalar::random(&mut OsRng), Scalar::random(&mut OsRng));
     let best_of = |f: &dyn Fn() -> Result<groth16_gpu::Proof, groth16_gpu::Error>| {
@@ -442,6 +461,19 @@ fn measure_split(
         single_time.as_secs_f64() / split_time.as_secs_f64()
     );
     Ok(())
+}
+
+/// The key upload's shifted copies, by `--copies`.
+#[cfg(feature = "cuda")]
+fn copies_policy(
+    name: &str,
+) -> Result<groth16_gpu::groth16::gpu::ShiftedCopies, Box<dyn std::error::Error>> {
+    use groth16_gpu::groth16::gpu::ShiftedCopies;
+    match name {
+        "auto" => Ok(ShiftedCopies::WhereTheyFit),
+        "never" => Ok(ShiftedCopies::Never),
+        other => Err(format!("--copies {other}: expected auto or never").into()),
+    }
 }
 
 /// The process's peak resident memory, where /proc says it (Linux).

@@ -7,6 +7,10 @@
 #   batchapi  the same with --batch-api (create_proof_batch, four rounds)
 #   prove   prove --circuit field --split at 2^$PROVE_SIZES (default 20 22), 3 proofs
 #   msm     gpu_msm $MSM_ARGS (default "22 20 16")
+#   copysweep  gpu_msm --copies-sweep $SWEEP_LOGS (default "22 22"): MSMs
+#           without and with shifted copies of their bases, side by side
+#   copies  prove as above at 2^$PROVE_SIZES, the key without shifted copies
+#           and with them, alternating in $ROUNDS rounds (default 2)
 #   compare the binaries named in $COMPARE (default "prove"; also
 #           "filecoin_porep") under $bundle/variants/NAME/, each packed by
 #           hand from another build, alternating in $ROUNDS rounds (default
@@ -48,7 +52,7 @@ nvidia-smi -L >>"$log" 2>&1
 for step in ${STEPS:-tests porep}; do
   case "$step" in
     tests)
-      for t in ${TESTS:-gpu_prover gpu_pool gpu_msm gpu_ntt gpu_device gpu_pinned gpu_shape}; do
+      for t in ${TESTS:-gpu_prover gpu_pool gpu_msm gpu_copies gpu_ntt gpu_device gpu_pinned gpu_shape}; do
         run "test $t" 400 "$bundle/bin/tests/$t" --show-output
       done
       ;;
@@ -66,6 +70,22 @@ for step in ${STEPS:-tests porep}; do
     msm)
       # shellcheck disable=SC2086 # the sizes are split on purpose
       run msm 300 "$bundle/bin/examples/gpu_msm" ${MSM_ARGS:-22 20 16}
+      ;;
+    copysweep)
+      # shellcheck disable=SC2086 # the sizes are split on purpose
+      run copysweep 500 "$bundle/bin/examples/gpu_msm" --copies-sweep ${SWEEP_LOGS:-22 22}
+      ;;
+    copies)
+      for round in $(seq "${ROUNDS:-2}"); do
+        for size in ${PROVE_SIZES:-20 22}; do
+          for copies in never auto; do
+            # The first run generates each size's key; the rest load it.
+            run "round $round, copies $copies, prove $size" 400 "$bundle/bin/examples/prove" \
+              --size "$size" --circuit field --split --proofs 3 --copies "$copies" \
+              --params "/tmp/field-$size.params"
+          done
+        done
+      done
       ;;
     compare)
       for round in $(seq "${ROUNDS:-2}"); do

@@ -62,6 +62,10 @@ pub(crate) mod ffi {
         /// The CUDA ordinal of the device that holds them.
         #[cxx_name = "ordinal"]
         fn bases_ordinal(self: &MsmBases) -> usize;
+        /// Copies of the points held (1: none besides the points).
+        fn copies(self: &MsmBases) -> u32;
+        /// The window bits the copies are shifted for (0: no copies).
+        fn copy_bits(self: &MsmBases) -> u32;
         /// Bytes held.
         fn bytes(self: &DeviceReservation) -> u64;
 
@@ -72,8 +76,19 @@ pub(crate) mod ffi {
             words: *const u64,
             len: usize,
         ) -> Result<UniquePtr<MsmBases>>;
+        /// New bases: `bases`' points and their shifted copies for
+        /// `bits`-bit windows (0: chosen by their number).
+        fn precompute_msm_bases(
+            device: &GpuDevice,
+            bases: &MsmBases,
+            bits: u32,
+        ) -> Result<UniquePtr<MsmBases>>;
+        /// The window bits precompute_msm_bases chooses for `len` bases.
+        fn default_copy_bits(len: usize) -> u32;
+        /// Points from which an MSM goes through shifted copies.
+        fn msm_copies_from() -> usize;
         /// Per-window sums (Jacobian) of Σ scalars[i] bases[first + i] for
-        /// i < n; returns the window bits.
+        /// i < n; returns the bits between the sums.
         #[allow(clippy::too_many_arguments)]
         unsafe fn msm_windows(
             device: &GpuDevice,
@@ -135,13 +150,16 @@ pub(crate) mod ffi {
             bytes: u64,
         ) -> Result<UniquePtr<DeviceReservation>>;
 
-        /// msm_windows on the CPU alone (no GPU), `window_bits` 0 = auto.
+        /// msm_windows on the CPU alone (no GPU), `window_bits` 0 = auto;
+        /// `copy_bits` > 0 goes through shifted copies made for it.
+        #[allow(clippy::too_many_arguments)]
         unsafe fn host_msm_windows(
             g2: bool,
             bases: *const u64,
             scalars: *const u64,
             n: usize,
             window_bits: u32,
+            copy_bits: u32,
             out: *mut u64,
             out_words: usize,
         ) -> Result<u32>;

@@ -10,6 +10,8 @@
 mod env;
 #[path = "common/gpu.rs"]
 mod gpu;
+#[path = "common/msm_inputs.rs"]
+mod msm_inputs;
 
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use env::env_or;
@@ -21,10 +23,13 @@ use groth16_gpu::backend::cuda::{
     ResidentBases, ScalarUploader,
 };
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
-use group::{prime::PrimeCurveAffine, Curve, Group};
-use rand::{Rng, RngCore, SeedableRng};
+use group::prime::PrimeCurveAffine;
+use msm_inputs::{
+    awkward_bases, expected_g1, expected_g2, expected_selected, random_bases, random_scalars,
+    seeded, special_scalars,
+};
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use rayon::prelude::*;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Each test opens its own `DeviceMutex`es, so the harness's parallel tests
@@ -45,12 +50,6 @@ fn exclusive_device_memory() -> RwLockWriteGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn seeded() -> ChaCha20Rng {
-    let seed = rand::thread_rng().next_u64();
-    println!("seed {seed}");
-    ChaCha20Rng::seed_from_u64(seed)
-}
-
 /// Runs `check` on every device with the memory lock held for reading and
 /// one seeded generator across the devices; prints that it skipped where
 /// there is no device.
@@ -63,101 +62,6 @@ fn on_each_device(mut check: impl FnMut(&DeviceGuard<'_>, &mut ChaCha20Rng)) {
     for device in &devices {
         check(&device.lock(), &mut rng);
     }
-}
-
-/// `n` random points: runs of `start + k step` (cheap additions instead of a
-/// scalar multiplication per point), normalized in batches.
-fn random_bases<G>(n: usize, rng: &mut impl RngCore) -> Vec<G>
-where
-    G: PrimeCurveAffine + Send + Sync,
-    G::Curve: Curve<AffineRepr = G> + Send + Sync,
-{
-    let seeds: Vec<u64> = (0..n.div_ceil(1024)).map(|_| rng.next_u64()).collect();
-    let mut out = vec![G::identity(); n];
-    out.par_chunks_mut(1024)
-        .zip(seeds)
-        .for_each(|(chunk, seed)| {
-            let mut rng = ChaCha20Rng::seed_from_u64(seed);
-            let step = G::Curve::random(&mut rng);
-            let mut point = G::Curve::random(&mut rng);
-            let projective: Vec<G::Curve> = (0..chunk.len())
-                .map(|_| {
-                    point += step;
-                    point
-                })
-                .collect();
-            G::Curve::batch_normalize(&projective, chunk);
-        });
-    out
-}
-
-fn random_scalars(n: usize, rng: &mut impl RngCore) -> Vec<Scalar> {
-    (0..n).map(|_| Scalar::random(&mut *rng)).collect()
-}
-
-/// blstrs' own Σ scalars[i] bases[i].
-fn expected_g1(bases: &[G1Affine], scalars: &[Scalar]) -> G1Projective {
-    if bases.is_empty() {
-        return G1Projective::identity(); // blst's multi_exp indexes [0]
-    }
-    let projective: Vec<G1Projective> = bases.par_iter().map(|b| b.to_curve()).collect();
-    G1Projective::multi_exp(&projective, scalars)
-}
-
-fn expected_g2(bases: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
-    if bases.is_empty() {
-        return G2Projective::identity();
-    }
-    let projective: Vec<G2Projective> = bases.par_iter().map(|b| b.to_curve()).collect();
-    G2Projective::multi_exp(&projective, scalars)
-}
-
-fn expected_selected<G: PrimeCurveAffine>(bases: &[G], bits: &[bool]) -> G::Curve {
-    bases
-        .iter()
-        .zip(bits)
-        .filter(|(_, &bit)| bit)
-        .fold(G::Curve::identity(), |acc, (b, _)| acc + *b)
-}
-
-/// The special scalar sets every MSM must get right.
-fn special_scalars(n: usize, rng: &mut impl RngCore) -> Vec<(&'static str, Vec<Scalar>)> {
-    let r_minus_1 = -Scalar::ONE;
-    vec![
-        ("all zero", vec![Scalar::ZERO; n]),
-        ("all one", vec![Scalar::ONE; n]),
-        ("all r-1", vec![r_minus_1; n]),
-        ("one repeated random", vec![Scalar::random(&mut *rng); n]),
-        (
-            "mixed 0/1/r-1/random",
-            (0..n)
-                .map(|i| match i % 4 {
-                    0 => Scalar::ZERO,
-                    1 => Scalar::ONE,
-                    2 => r_minus_1,
-                    _ => Scalar::random(&mut *rng),
-                })
-                .collect(),
-        ),
-    ]
-}
-
-/// Random bases with identities and repeats (and a point and its negation).
-fn awkward_bases<G>(n: usize, rng: &mut impl RngCore) -> Vec<G>
-where
-    G: PrimeCurveAffine + Send + Sync,
-    G::Curve: Curve<AffineRepr = G> + Send + Sync,
-{
-    let mut bases = random_bases::<G>(n, rng);
-    for i in 0..n {
-        match i % 5 {
-            1 => bases[i] = G::identity(),
-            2 if i >= 2 => bases[i] = bases[i - 2],
-            3 if i >= 3 => bases[i] = -bases[i - 3],
-            _ => {}
-        }
-    }
-    bases
 }
 
 fn fp_words(x: &Fp) -> Vec<u64> {

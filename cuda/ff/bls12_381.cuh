@@ -91,6 +91,12 @@ struct Fp2 {
     return {v0 - v1, s - v0 - v1};
   }
 
+  /// (c0 - c1 u) / (c0^2 + c1^2), since u^2 = -1; 0 for 0.
+  G16_HD Fp2 inverse() const {
+    Fp norm_inverse = (c0 * c0 + c1 * c1).inverse();
+    return {c0 * norm_inverse, -(c1 * norm_inverse)};
+  }
+
   /// (c0 + c1 u)^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 u: two multiplications.
   G16_FIELD Fp2 complex_square() const {
     Fp m = c0 * c1;

@@ -142,6 +142,23 @@ struct MontField {
     one_int.l[0] = 1;
     return *this * one_int;
   }
+
+  /// this^(p - 2): the inverse (Fermat), 0 for 0. A square and at most one
+  /// product per bit of p, so only for inversions shared by many values
+  /// (Montgomery's trick), not for a hot loop.
+  G16_HD MontField inverse() const {
+    uint32_t e[N];  // p - 2
+    uint32_t borrow = 0;
+    for (int i = 0; i < N; i++) e[i] = sub_borrow(P::modulus(i), i == 0 ? 2u : 0u, borrow);
+    MontField acc = one();
+    for (int i = N - 1; i >= 0; i--) {
+      for (int bit = 31; bit >= 0; bit--) {
+        acc = acc.sqr();
+        if ((e[i] >> bit) & 1) acc = acc * *this;
+      }
+    }
+    return acc;
+  }
 };
 
 }  // namespace ff

@@ -20,6 +20,13 @@ void device_batch_add_g1(const GpuDevice& device, const MsmBases& bases, size_t 
 void device_batch_add_g2(const GpuDevice& device, const MsmBases& bases, size_t first,
                          const uint64_t* bitmap, size_t n, uint64_t* out, size_t out_words,
                          float* device_ms);
+/// Fills `copies` copies of the `len` bases at `source` into `points`
+/// (device memory, copies x len points): copy 0 is the bases, copy k 2^bits
+/// times copy k - 1.
+void device_fill_copies_g1(const void* source, void* points, size_t len, uint32_t bits,
+                           uint32_t copies);
+void device_fill_copies_g2(const void* source, void* points, size_t len, uint32_t bits,
+                           uint32_t copies);
 
 }  // namespace msm
 }  // namespace groth16_gpu

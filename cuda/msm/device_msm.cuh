@@ -45,7 +45,7 @@ constexpr uint32_t kMinSegment = 4;
 /// g.buckets): kDeviceSegment, shortened while too few segments result.
 inline uint32_t segment_length(Geometry g) {
   uint32_t len = std::min(g.buckets, kDeviceSegment);
-  while (len > kMinSegment && size_t(g.windows) * (g.buckets / len) < kMinSegmentThreads) {
+  while (len > kMinSegment && size_t(g.sets()) * (g.buckets / len) < kMinSegmentThreads) {
     len /= 2;
   }
   return len;
@@ -165,7 +165,7 @@ inline uint32_t last_sum(const uint32_t* offsets, const uint32_t* counts, uint32
   return total.value();
 }
 
-/// One chunk: adds its window sums into `acc` (host, W entries). Scalar i
+/// One chunk: adds its window sums into `acc` (host, g.sets() entries). Scalar i
 /// multiplies bases[indices[i]], or bases[i] where `indices` is null.
 template <class F>
 void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32_t* indices,
@@ -220,11 +220,11 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   }
 
   // Task levels until every bucket holds at most one partial sum. A bucket
-  // holds at most one entry per point, so at most nc / 32 + 2 pieces: that
-  // bounds the levels, and a level whose tasks are as many as its items
-  // shows the end earlier.
+  // holds at most one entry per point and copy, so at most nc K / 32 + 2
+  // pieces: that bounds the levels, and a level whose tasks are as many as
+  // its items shows the end earlier.
   int cur = 1;
-  uint64_t max_count = nc / kDevicePerTask + 2;
+  uint64_t max_count = uint64_t(nc) * g.copies / kDevicePerTask + 2;
   while (max_count > 1) {
     int nxt = 1 - cur;
     task_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.counts[cur], nb, kDevicePerTask,
@@ -256,15 +256,15 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   // Window reduction: segments, then each window's row of segments.
   uint32_t seg_len = segment_length(g);
   uint32_t segs = g.buckets / seg_len;
-  window_segments_kernel<F><<<grid_for(size_t(g.windows) * segs), kBlock, 0, stream>>>(
+  window_segments_kernel<F><<<grid_for(size_t(g.sets()) * segs), kBlock, 0, stream>>>(
       s.buckets, g, seg_len, s.parts[0]);
   G16_CUDA_CHECK(cudaGetLastError());
-  Xyzz* windows = reduce_rows<F>(s.parts[0], s.parts[1], g.windows, segs, stream);
-  std::vector<Xyzz> host(g.windows);
-  G16_CUDA_CHECK(cudaMemcpyAsync(host.data(), windows, g.windows * sizeof(Xyzz),
+  Xyzz* windows = reduce_rows<F>(s.parts[0], s.parts[1], g.sets(), segs, stream);
+  std::vector<Xyzz> host(g.sets());
+  G16_CUDA_CHECK(cudaMemcpyAsync(host.data(), windows, g.sets() * sizeof(Xyzz),
                                  cudaMemcpyDeviceToHost, stream));
   G16_CUDA_CHECK(cudaStreamSynchronize(stream));
-  for (uint32_t w = 0; w < g.windows; w++) acc[w] = acc[w] + host[w];
+  for (uint32_t w = 0; w < g.sets(); w++) acc[w] = acc[w] + host[w];
 }
 
 /// Point indices and counts travel as 31 bits (bit 31 of an entry is the sign).
@@ -301,6 +301,54 @@ inline void check_indices(const uint32_t* indices, size_t n, size_t len) {
   }
 }
 
+/// The geometry of an MSM of n points over `bases`: through their shifted
+/// copies where they have them and n is large enough for them to pay
+/// (plan_uses_copies), else the size's own window (or the tests' forced one,
+/// which also leaves the copies aside).
+inline Geometry plan(const MsmBases& bases, size_t n) {
+  uint32_t forced = msm_window_bits_for_tests();
+  if (forced) return Geometry::of(forced);
+  if (plan_uses_copies(bases.copies(), n)) {
+    return Geometry::with_copies(bases.copy_bits(), bases.copies(),
+                                 static_cast<uint32_t>(bases.len()));
+  }
+  return Geometry::of(choose_window_bits(n));
+}
+
+/// Fills `copies` copies of the `len` bases at `source` into `points`:
+/// copy 0 is the bases, copy k at points + k len 2^bits times copy k - 1.
+/// Works in chunks, so its scratch stays small beside the copies.
+template <class F>
+void fill_shifted_copies(const ec::Affine<F>* source, ec::Affine<F>* points, size_t len,
+                         uint32_t bits, uint32_t copies) {
+  constexpr size_t kShiftChunk = size_t(1) << 20;
+  ScopedStream stream;
+  // On this stream: the kernels below run after the copy lands.
+  G16_CUDA_CHECK(cudaMemcpyAsync(points, source, len * sizeof(ec::Affine<F>),
+                                 cudaMemcpyDeviceToDevice, stream.stream));
+  size_t chunk = std::min(len, kShiftChunk);
+  Carver measure{nullptr};
+  measure.take<ec::Xyzz<F>>(chunk);
+  measure.take<F>(chunk);
+  ScopedDeviceMemory memory;
+  if (!memory.allocate(measure.used + 256, stream.stream)) {
+    throw std::runtime_error("out of device memory: shifting MSM bases needs " +
+                             std::to_string(measure.used + 256) + " bytes of scratch");
+  }
+  Carver carve{static_cast<char*>(memory.ptr)};
+  ec::Xyzz<F>* scratch = carve.take<ec::Xyzz<F>>(chunk);
+  F* prefix = carve.take<F>(chunk);
+  for (uint32_t k = 1; k < copies; k++) {
+    for (size_t offset = 0; offset < len; offset += chunk) {
+      uint32_t nc = static_cast<uint32_t>(std::min(chunk, len - offset));
+      shift_kernel<F><<<grid_for((nc + kShiftRun - 1) / kShiftRun), kBlock, 0, stream.stream>>>(
+          points + (k - 1) * len + offset, points + k * len + offset, scratch, prefix, nc, bits);
+      G16_CUDA_CHECK(cudaGetLastError());
+    }
+  }
+  G16_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
+}
+
 /// Σ scalars[i] bases[first + i] (or bases[indices[i]] where `indices`, a
 /// host array of n, is given; `first` must then be 0) per window.
 template <class F>
@@ -315,10 +363,8 @@ uint32_t device_msm(const GpuDevice& device, const MsmBases& bases, size_t first
     check_point_count(n);
     check_indices(indices, n, bases.len());
   }
-  uint32_t forced = msm_window_bits_for_tests();
-  uint32_t c = forced ? forced : choose_window_bits(n);
-  Geometry g = Geometry::of(c);
-  std::vector<ec::Xyzz<F>> acc(g.windows, ec::Xyzz<F>::identity());
+  Geometry g = plan(bases, n);
+  std::vector<ec::Xyzz<F>> acc(g.sets(), ec::Xyzz<F>::identity());
   ScopedStream stream;
   ScopedEvent start, stop;
   G16_CUDA_CHECK(cudaEventRecord(start.event, stream.stream));
@@ -357,8 +403,8 @@ uint32_t device_msm(const GpuDevice& device, const MsmBases& bases, size_t first
   G16_CUDA_CHECK(cudaEventRecord(stop.event, stream.stream));
   G16_CUDA_CHECK(cudaEventSynchronize(stop.event));
   if (device_ms) G16_CUDA_CHECK(cudaEventElapsedTime(device_ms, start.event, stop.event));
-  write_windows(acc.data(), g.windows, out, out_words);
-  return c;
+  write_windows(acc.data(), g.sets(), out, out_words);
+  return g.shift();
 }
 
 /// Scratch of one batch addition over `words` bitmap words.

@@ -9,6 +9,7 @@
 #include "groth16_gpu/msm.h"
 #include "layout.cuh"
 #include "pippenger.cuh"
+#include "shifted_copies.cuh"
 
 namespace groth16_gpu {
 namespace {
@@ -37,15 +38,46 @@ std::vector<uint32_t> exclusive_scan(const std::vector<uint32_t>& v) {
   return out;
 }
 
+/// The bases and their shifted copies for `bits`-bit windows, made as
+/// the device makes them: runs of kShiftRun through shift_run.
+template <class F>
+std::vector<ec::Affine<F>> shifted_copies(const ec::Affine<F>* bases, size_t n, uint32_t bits) {
+  uint32_t copies = Geometry::of(bits).windows;
+  std::vector<ec::Affine<F>> all(bases, bases + n);
+  all.resize(n * copies);
+  std::vector<ec::Xyzz<F>> scratch(msm::kShiftRun);
+  std::vector<F> prefix(msm::kShiftRun);
+  for (uint32_t k = 1; k < copies; k++) {
+    for (size_t start = 0; start < n; start += msm::kShiftRun) {
+      uint32_t run = static_cast<uint32_t>(std::min<size_t>(msm::kShiftRun, n - start));
+      msm::shift_run(all.data() + (k - 1) * n + start, all.data() + k * n + start,
+                     scratch.data(), prefix.data(), run, bits);
+    }
+  }
+  return all;
+}
+
 template <class F>
 uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size_t n,
-                  uint32_t c, uint64_t* out, size_t out_words) {
+                  uint32_t c, uint32_t copy_bits, uint64_t* out, size_t out_words) {
   using Xyzz = ec::Xyzz<F>;
   const auto* bases = reinterpret_cast<const ec::Affine<F>*>(base_words);
   const auto* scalars = reinterpret_cast<const ff::Fr*>(scalar_words);
-  if (c == 0) c = msm::choose_window_bits(n);
-  if (c > 16) throw std::invalid_argument("window bits above 16");
-  Geometry g = Geometry::of(c);
+  std::vector<ec::Affine<F>> copied;
+  Geometry g{};
+  if (copy_bits > 0) {
+    if (copy_bits < 4 || copy_bits > kMaxCopyBits) {
+      throw std::invalid_argument("copy window bits outside 4..=kMaxCopyBits");
+    }
+    copied = shifted_copies(bases, n, copy_bits);
+    bases = copied.data();
+    g = Geometry::with_copies(copy_bits, Geometry::of(copy_bits).windows,
+                              static_cast<uint32_t>(n));
+  } else {
+    if (c == 0) c = msm::choose_window_bits(n);
+    if (c > 16) throw std::invalid_argument("window bits above 16");
+    g = Geometry::of(c);
+  }
   uint32_t nb = g.total_buckets();
   uint32_t n32 = static_cast<uint32_t>(n);
 
@@ -85,7 +117,7 @@ uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size
 
   // Levels: cut each bucket's partial sums into tasks, sum each task, until
   // every bucket has at most one.
-  uint64_t max_count = n / kPerTask + 2;
+  uint64_t max_count = uint64_t(n) * g.copies / kPerTask + 2;
   while (max_count > 1) {
     std::vector<uint32_t> tcounts(nb);
     for (uint32_t b = 0; b < nb; b++) tcounts[b] = msm::task_count(counts[b], kPerTask);
@@ -109,19 +141,19 @@ uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size
     buckets[b] = counts[b] ? parts[offsets[b]] : Xyzz::identity();
   }
 
-  // Window reduction: segments, then each window's segments summed.
+  // Window reduction: segments, then each set's segments summed.
   uint32_t seg_len = std::min(g.buckets, kSegment);
   uint32_t segs = g.buckets / seg_len;
-  std::vector<Xyzz> windows(g.windows);
-  for (uint32_t w = 0; w < g.windows; w++) {
+  std::vector<Xyzz> windows(g.sets());
+  for (uint32_t w = 0; w < g.sets(); w++) {
     std::vector<Xyzz> seg(segs);
     for (uint32_t j = 0; j < segs; j++) {
       seg[j] = msm::window_segment(buckets.data() + w * g.buckets, j, seg_len);
     }
     windows[w] = msm::sum_range(seg.data(), 0, segs);
   }
-  msm::write_windows(windows.data(), g.windows, out, out_words);
-  return c;
+  msm::write_windows(windows.data(), g.sets(), out, out_words);
+  return g.shift();
 }
 
 template <class F>
@@ -163,11 +195,11 @@ void host_batch(const uint64_t* base_words, const uint64_t* bitmap, size_t n,
 }  // namespace
 
 uint32_t host_msm_windows(bool g2, const uint64_t* bases, const uint64_t* scalars,
-                          size_t n, uint32_t window_bits, uint64_t* out,
+                          size_t n, uint32_t window_bits, uint32_t copy_bits, uint64_t* out,
                           size_t out_words) {
   if (n >= (1u << 31)) throw std::invalid_argument("MSM of 2^31 or more points");
-  return g2 ? host_msm<ff::Fp2>(bases, scalars, n, window_bits, out, out_words)
-            : host_msm<ff::Fp>(bases, scalars, n, window_bits, out, out_words);
+  return g2 ? host_msm<ff::Fp2>(bases, scalars, n, window_bits, copy_bits, out, out_words)
+            : host_msm<ff::Fp>(bases, scalars, n, window_bits, copy_bits, out, out_words);
 }
 
 void host_batch_add(bool g2, const uint64_t* bases, const uint64_t* bitmap, size_t n,
@@ -211,6 +243,8 @@ void host_field_op(uint32_t op, const uint64_t* a, const uint64_t* b, uint64_t* 
     case 6: return to_words(from_words<Fr>(a) * from_words<Fr>(b), out);
     case 7: return to_words(from_words<Fp>(a).sqr(), out);
     case 8: return to_words(from_words<Fr>(a).sqr(), out);
+    case 9: return to_words(from_words<Fp>(a).inverse(), out);
+    case 10: return to_words(from_words<Fp2>(a).inverse(), out);
     default: throw std::invalid_argument("unknown field op");
   }
 }

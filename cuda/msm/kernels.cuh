@@ -3,6 +3,7 @@
 #pragma once
 
 #include "pippenger.cuh"
+#include "shifted_copies.cuh"
 
 namespace groth16_gpu {
 namespace msm {
@@ -82,7 +83,7 @@ __global__ void window_segments_kernel(const ec::Xyzz<F>* buckets, Geometry g, u
                                        ec::Xyzz<F>* out) {
   uint32_t segs = g.buckets / seg_len;
   uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= g.windows * segs) return;
+  if (t >= g.sets() * segs) return;
   uint32_t w = t / segs, j = t % segs;
   out[t] = window_segment(buckets + w * g.buckets, j, seg_len);
 }
@@ -99,6 +100,17 @@ __global__ void reduce_rows_kernel(const ec::Xyzz<F>* in, uint32_t rows, uint32_
   uint32_t start = k * group;
   uint32_t len = row_len - start < group ? row_len - start : group;
   out[t] = sum_range(in, r * row_len + start, len);
+}
+
+/// Thread t shifts bases [t kShiftRun, t kShiftRun + kShiftRun) of `len`
+/// (shifted_copies.cuh's shift_run), fewer for the last thread.
+template <class F>
+__global__ void shift_kernel(const ec::Affine<F>* in, ec::Affine<F>* out, ec::Xyzz<F>* scratch,
+                             F* prefix, uint32_t len, uint32_t bits) {
+  uint32_t start = (blockIdx.x * blockDim.x + threadIdx.x) * kShiftRun;
+  if (start >= len) return;
+  uint32_t run = len - start < kShiftRun ? len - start : kShiftRun;
+  shift_run(in + start, out + start, scratch + start, prefix + start, run, bits);
 }
 
 /// Clears the bitmap's bits past the last base and counts each word's set bits.

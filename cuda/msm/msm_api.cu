@@ -7,12 +7,19 @@
 #include "device_entry.h"
 #include "groth16_gpu/cuda_check.h"
 #include "groth16_gpu/msm.h"
+#include "pippenger.cuh"
 #include "scoped.cuh"
 
 namespace groth16_gpu {
 
-MsmBases::MsmBases(int ordinal, bool g2, size_t len, void* points)
-    : ordinal_(ordinal), g2_(g2), len_(len), points_(points) {}
+MsmBases::MsmBases(int ordinal, bool g2, size_t len, void* points, uint32_t copies,
+                   uint32_t copy_bits)
+    : ordinal_(ordinal),
+      g2_(g2),
+      len_(len),
+      points_(points),
+      copies_(copies),
+      copy_bits_(copy_bits) {}
 
 MsmBases::~MsmBases() {
   // Destructors must not throw: a failure here leaks at worst.
@@ -86,6 +93,41 @@ std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
     G16_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
   }
   return bases;
+}
+
+uint32_t default_copy_bits(size_t len) { return msm::copy_window_bits(len); }
+
+size_t msm_copies_from() { return static_cast<size_t>(msm::kCopiesFrom); }
+
+std::unique_ptr<MsmBases> precompute_msm_bases(const GpuDevice& device, const MsmBases& bases,
+                                               uint32_t bits) {
+  require_on_device(device, bases.ordinal(), "MSM bases");
+  if (bases.copies() > 1) throw std::invalid_argument("MSM bases already hold shifted copies");
+  if (bits == 0) bits = msm::copy_window_bits(bases.len());
+  if (bits < 4 || bits > kMaxCopyBits) {
+    throw std::invalid_argument("shifted copies for " + std::to_string(bits) +
+                                "-bit windows: outside 4..=" + std::to_string(kMaxCopyBits));
+  }
+  uint32_t copies = msm::Geometry::of(bits).windows;
+  // Entry values name a copy's point in 31 bits (bit 31 is the sign).
+  if (uint64_t(copies) * bases.len() >= (uint64_t(1) << 31)) {
+    throw std::invalid_argument(std::to_string(copies) + " shifted copies of " +
+                                std::to_string(bases.len()) + " bases pass 2^31 points");
+  }
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  size_t point_bytes = bases.is_g2() ? 192 : 96;
+  size_t bytes = bases.len() * point_bytes;
+  auto copied = std::make_unique<MsmBases>(device.cuda_ordinal(), bases.is_g2(), bases.len(),
+                                           device_alloc(bytes * copies, "shifted MSM bases"),
+                                           copies, bits);
+  if (bytes == 0) return copied;
+  void* points = const_cast<void*>(copied->points());
+  if (bases.is_g2()) {
+    msm::device_fill_copies_g2(bases.points(), points, bases.len(), bits, copies);
+  } else {
+    msm::device_fill_copies_g1(bases.points(), points, bases.len(), bits, copies);
+  }
+  return copied;
 }
 
 namespace {

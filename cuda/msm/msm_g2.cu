@@ -17,5 +17,12 @@ void device_batch_add_g2(const GpuDevice& device, const MsmBases& bases, size_t 
   device_batch_add<ff::Fp2>(device, bases, first, bitmap, n, out, out_words, device_ms);
 }
 
+void device_fill_copies_g2(const void* source, void* points, size_t len, uint32_t bits,
+                           uint32_t copies) {
+  using Point = ec::Affine<ff::Fp2>;
+  fill_shifted_copies<ff::Fp2>(static_cast<const Point*>(source), static_cast<Point*>(points), len,
+                           bits, copies);
+}
+
 }  // namespace msm
 }  // namespace groth16_gpu

@@ -19,13 +19,32 @@ namespace msm {
 constexpr uint32_t kNegative = 0x80000000u;
 
 /// Window geometry for c-bit signed digits of 255-bit scalars.
+///
+/// With precomputed copies of the bases (copy k holds 2^(c k) P for each
+/// base P, `stride` points apart), K consecutive windows share one bucket
+/// set: window w adds into set w / K through copy w % K. Then only
+/// ceil(W / K) sets are reduced, so c can grow (fewer windows, fewer
+/// additions) without the per-window reduction growing with it, and the
+/// sums come back 2^(c K) apart.
 struct Geometry {
-  uint32_t c;        // window bits: 4..=16 chosen, up to 20 forced (sweeps)
+  uint32_t c;        // window bits
   uint32_t windows;  // W = ceil(256 / c): 256 bits leave room for the top carry
-  uint32_t buckets;  // B = 2^(c-1) per window
-  G16_HD static Geometry of(uint32_t c) { return {c, (256 + c - 1) / c, 1u << (c - 1)}; }
-  G16_HD uint32_t total_buckets() const { return windows * buckets; }
-  G16_HD uint32_t sentinel() const { return windows * buckets; }
+  uint32_t buckets;  // B = 2^(c-1) per bucket set
+  uint32_t copies;   // K: windows per bucket set (1: no copies)
+  uint32_t stride;   // points between copies of the bases (0 without copies)
+  G16_HD static Geometry of(uint32_t c) { return {c, (256 + c - 1) / c, 1u << (c - 1), 1, 0}; }
+  G16_HD static Geometry with_copies(uint32_t c, uint32_t copies, uint32_t stride) {
+    Geometry g = of(c);
+    g.copies = copies;
+    g.stride = copies > 1 ? stride : 0;
+    return g;
+  }
+  /// Bucket sets, and so window sums in the result.
+  G16_HD uint32_t sets() const { return (windows + copies - 1) / copies; }
+  /// Bits between consecutive sums of the result.
+  G16_HD uint32_t shift() const { return c * copies; }
+  G16_HD uint32_t total_buckets() const { return sets() * buckets; }
+  G16_HD uint32_t sentinel() const { return total_buckets(); }
 };
 
 /// Bits [offset, offset + c) of a canonical scalar; bits past 255 read as 0.
@@ -39,9 +58,9 @@ G16_HD uint32_t scalar_bits(const ff::Fr& k, uint32_t offset, uint32_t c) {
 
 /// Writes the entries of one scalar (Montgomery form, as blstrs holds it):
 /// key and value of window w at [w * n + slot], the value naming bases[base]
-/// (slot and base differ when the scalars are a sparse subset of the
-/// bases). Calls count(key) for every
-/// nonzero digit, so the caller can histogram the buckets.
+/// in the window's copy (slot and base differ when the scalars are a sparse
+/// subset of the bases). Calls count(key) for every nonzero digit, so the
+/// caller can histogram the buckets.
 ///
 /// Digit rule: d = bits + carry; d > B becomes d - 2^c with carry 1, so each
 /// digit lies in (-B, B] and the top window (bits 240.. for c = 16) absorbs
@@ -55,15 +74,20 @@ G16_HD void scalar_entries(const ff::Fr& mont, uint32_t slot, uint32_t base, uin
   // Montgomery -> canonical; any 256-bit input comes out reduced mod r.
   ff::Fr k = mont.from_montgomery();
   uint32_t carry = 0;
+  uint32_t set = 0, copy = 0;  // w / K and w % K, kept without a division
   for (uint32_t w = 0; w < g.windows; w++) {
     uint32_t d = scalar_bits(k, w * g.c, g.c) + carry;
     bool negative = d > g.buckets;
     carry = negative ? 1 : 0;
     uint32_t magnitude = negative ? (1u << g.c) - d : d;
-    uint32_t key = magnitude == 0 ? g.sentinel() : w * g.buckets + magnitude - 1;
+    uint32_t key = magnitude == 0 ? g.sentinel() : set * g.buckets + magnitude - 1;
     keys[w * n + slot] = key;
-    values[w * n + slot] = base | (negative ? kNegative : 0);
+    values[w * n + slot] = (base + copy * g.stride) | (negative ? kNegative : 0);
     if (magnitude != 0) count(key);
+    if (++copy == g.copies) {
+      copy = 0;
+      set++;
+    }
   }
 }
 
@@ -229,6 +253,18 @@ constexpr uint32_t kReduceGroup = 8;
 /// above; the model counts one addition per bucket, but a bucket's
 /// reduction costs several.
 inline uint32_t max_window_bits(uint64_t n) { return n <= (uint64_t(1) << 18) ? 13 : 16; }
+
+/// Points from which an MSM over bases with shifted copies goes through
+/// them; below it the copies' wide window has more buckets than entries to
+/// fill them, and copy 0 (the bases themselves) serves with the size's own
+/// window.
+constexpr uint64_t kCopiesFrom = uint64_t(1) << 18;
+
+G16_HD bool plan_uses_copies(uint32_t copies, uint64_t n) { return copies > 1 && n >= kCopiesFrom; }
+
+/// Window bits of the shifted copies made for `len` bases when the caller
+/// names none.
+inline uint32_t copy_window_bits(uint64_t len) { return len >= (uint64_t(1) << 20) ? 20 : 16; }
 
 /// Window bits for n points: minimizes W (n + 2^c), the entries plus about
 /// the bucket-reduction work, over 4 <= c <= max_window_bits(n).

@@ -26,7 +26,8 @@ namespace groth16_gpu {
 /// Bases resident in one device's memory (freed, on that device, on drop).
 class MsmBases {
  public:
-  MsmBases(int ordinal, bool g2, size_t len, void* points);
+  MsmBases(int ordinal, bool g2, size_t len, void* points, uint32_t copies = 1,
+           uint32_t copy_bits = 0);
   ~MsmBases();
   MsmBases(const MsmBases&) = delete;
   MsmBases& operator=(const MsmBases&) = delete;
@@ -37,14 +38,22 @@ class MsmBases {
   bool is_g2() const { return g2_; }
   /// The CUDA ordinal of the device holding them.
   size_t ordinal() const { return static_cast<size_t>(ordinal_); }
-  /// Device pointer to the affine points.
+  /// Device pointer to the affine points (copy 0, then the other copies,
+  /// len() points apart).
   const void* points() const { return points_; }
+  /// Copies of the points held: 1 for the points alone, else see
+  /// precompute_msm_bases.
+  uint32_t copies() const { return copies_; }
+  /// The window bits whose shifts the copies hold (0 without copies).
+  uint32_t copy_bits() const { return copy_bits_; }
 
  private:
   int ordinal_;
   bool g2_;
   size_t len_;
   void* points_;
+  uint32_t copies_;
+  uint32_t copy_bits_;
 };
 
 /// Device memory held until drop: lets tests leave a device short of memory.
@@ -70,10 +79,28 @@ constexpr size_t kMaxMsmWindows = 64;
 std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
                                            const uint64_t* words, size_t len);
 
+/// New resident bases: `bases`' points and their shifted copies for
+/// `bits`-bit windows (0: the library's choice for their number), ceil(256 /
+/// bits) copies in all, copy k holding 2^(bits k) P for every base P. An MSM
+/// of enough points over them adds every window into one set of buckets
+/// (fewer windows for the same reduction); smaller ones and batch additions
+/// use copy 0 as before. Throws invalid_argument for bases that already
+/// have copies, bits outside 4..=kMaxCopyBits, or copies of 2^31 points or
+/// more, and "out of device memory" where they do not fit (nothing kept).
+std::unique_ptr<MsmBases> precompute_msm_bases(const GpuDevice& device, const MsmBases& bases,
+                                               uint32_t bits);
+/// The window bits precompute_msm_bases chooses for `len` bases.
+uint32_t default_copy_bits(size_t len);
+/// Points from which an MSM over bases with copies goes through them.
+size_t msm_copies_from();
+/// The widest window shifted copies may be made for.
+constexpr uint32_t kMaxCopyBits = 22;
+
 /// Σ scalars[i] bases[first + i] for i < n (first + n <= bases.len(), else
 /// invalid_argument), per window: writes the window sums (Jacobian) to
-/// `out` (out_words >= kMaxMsmWindows * 18 or 36) and returns the window
-/// bits c. `device_ms` gets the time of the device work (scalar upload to
+/// `out` (out_words >= kMaxMsmWindows * 18 or 36) and returns the bits s
+/// between them (the caller adds Σ_w 2^(s w) sum_w): the window bits c, or
+/// c times the copies where the MSM went through shifted copies. `device_ms` gets the time of the device work (scalar upload to
 /// window sums) by CUDA events. A range of the bases lets one MSM be split
 /// over devices that each hold all of them.
 uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases, size_t first,
@@ -121,9 +148,12 @@ std::unique_ptr<DeviceReservation> reserve_device_memory(const GpuDevice& device
                                                          uint64_t bytes);
 
 /// Host-only reference of msm_windows (no GPU): the same steps on the CPU.
-/// `window_bits` 0 chooses as the GPU does. Returns c.
+/// `window_bits` 0 chooses as the GPU does. `copy_bits` > 0 first makes the
+/// bases' shifted copies for that window, as precompute_msm_bases does, and
+/// runs through them (window_bits is then ignored). Returns the bits
+/// between the sums.
 uint32_t host_msm_windows(bool g2, const uint64_t* bases, const uint64_t* scalars,
-                          size_t n, uint32_t window_bits, uint64_t* out,
+                          size_t n, uint32_t window_bits, uint32_t copy_bits, uint64_t* out,
                           size_t out_words);
 
 /// Host-only reference of batch_add.
@@ -132,7 +162,7 @@ void host_batch_add(bool g2, const uint64_t* bases, const uint64_t* bitmap,
 
 /// Host-only field arithmetic for tests: op 0 Fp a*b, 1 Fp a+b, 2 Fp a-b,
 /// 3 Fp2 a*b, 4 Fp2 a^2, 5 Fr out of Montgomery form (a only), 6 Fr a*b,
-/// 7 Fp a^2, 8 Fr a^2.
+/// 7 Fp a^2, 8 Fr a^2, 9 Fp a^-1, 10 Fp2 a^-1 (0 for 0).
 /// Operands and result in blst layout (6 words per Fp, 4 per Fr).
 void host_field_op(uint32_t op, const uint64_t* a, const uint64_t* b,
                    uint64_t* out);

@@ -21,7 +21,9 @@ pub struct MsmTiming {
     /// through pinned slots (see [`ResidentBases::msm`]), the staged
     /// upload's wall time plus the events' time from the device copy on.
     pub device_ms: f32,
-    /// Window bits of the bucket method (0 for batch addition).
+    /// Bits between the bucket method's window sums: its window bits, or
+    /// those times the copies where it went through shifted copies (0 for
+    /// batch addition).
     pub window_bits: u32,
 }
 
@@ -70,6 +72,50 @@ where
             uploader: Mutex::new(None),
             _curve: PhantomData,
         })
+    }
+
+    /// Adds shifted copies of the points for `bits`-bit windows (`None`:
+    /// chosen by their number, 20 bits from 2^20 points, else 16), a copy
+    /// per window (ceil(256 / bits) in all), each 2^bits times the one
+    /// before. An MSM of [`copies_from`] points or more then adds every
+    /// window into one set of buckets through them: wider windows, so fewer
+    /// additions, for the reduction of one window. Smaller MSMs and batch
+    /// additions use the points as before. The copies take
+    /// [`copies_bytes`](Self::copies_bytes) of device memory; where it is
+    /// not free the error says so and the bases stay as they were.
+    pub fn precompute(
+        &mut self,
+        guard: &DeviceGuard<'_>,
+        bits: Option<u32>,
+    ) -> Result<(), GpuError> {
+        let copied =
+            ffi::precompute_msm_bases(guard.ffi_device(), self.bases(), bits.unwrap_or(0))?;
+        self.handle = copied;
+        Ok(())
+    }
+
+    /// Copies of the points held: 1 without [`precompute`](Self::precompute).
+    pub fn copies(&self) -> u32 {
+        self.bases().copies()
+    }
+
+    /// The window bits of the shifted copies, if there are any.
+    pub fn copy_bits(&self) -> Option<u32> {
+        Some(self.bases().copy_bits()).filter(|&bits| bits > 0)
+    }
+
+    /// Device bytes the points (and their copies) take.
+    pub fn device_bytes(&self) -> u64 {
+        (self.len() as u64) * u64::from(self.copies()) * (G::AFFINE_WORDS as u64 * 8)
+    }
+
+    /// Device bytes that [`precompute`](Self::precompute) holds for `len`
+    /// points at `bits` (`None`: its own choice), the points' copy 0
+    /// included.
+    pub fn copies_bytes(len: usize, bits: Option<u32>) -> u64 {
+        let bits = bits.unwrap_or_else(|| ffi::default_copy_bits(len)).max(1);
+        let copies = 256u64.div_ceil(u64::from(bits));
+        len as u64 * copies * (G::AFFINE_WORDS as u64 * 8)
     }
 
     /// Number of resident points.
@@ -404,6 +450,12 @@ where
         };
         Ok((G::from_jacobian_words(&out), timing))
     }
+}
+
+/// MSMs of this many points or more go through a base set's shifted copies
+/// where it has them ([`ResidentBases::precompute`]).
+pub fn copies_from() -> usize {
+    ffi::msm_copies_from()
 }
 
 /// Packs booleans into bitmap words: bit i of word i / 64 is `bits[i]`.

@@ -19,6 +19,35 @@ pub fn msm<G: GpuCurve>(
 where
     G::Curve: Send + Sync,
 {
+    host_msm(bases, scalars, window_bits, 0)
+}
+
+/// [`msm`] through shifted copies of the bases for `copy_bits`-bit windows,
+/// made and used as [`ResidentBases::precompute`](super::ResidentBases)'s
+/// are (4..=22 bits; a copy per window).
+pub fn msm_through_copies<G: GpuCurve>(
+    bases: &[G],
+    scalars: &[Scalar],
+    copy_bits: u32,
+) -> Result<G::Curve, GpuError>
+where
+    G::Curve: Send + Sync,
+{
+    if copy_bits == 0 {
+        return Err(GpuError::Native("copies need their window bits".into()));
+    }
+    host_msm(bases, scalars, 0, copy_bits)
+}
+
+fn host_msm<G: GpuCurve>(
+    bases: &[G],
+    scalars: &[Scalar],
+    window_bits: u32,
+    copy_bits: u32,
+) -> Result<G::Curve, GpuError>
+where
+    G::Curve: Send + Sync,
+{
     if bases.len() != scalars.len() {
         return Err(GpuError::Native(format!(
             "MSM scalars: got {}, expected {}",
@@ -36,6 +65,7 @@ where
             as_words(scalars),
             bases.len(),
             window_bits,
+            copy_bits,
             out.as_mut_ptr(),
             out.len(),
         )
@@ -87,14 +117,18 @@ pub enum FieldOp {
     FpSqr,
     /// Fr squaring (`b` ignored).
     FrSqr,
+    /// Fp inverse, 0 for 0 (`b` ignored).
+    FpInverse,
+    /// Fp2 inverse, 0 for 0 (`b` ignored).
+    Fp2Inverse,
 }
 
 /// Runs `op` on blst-layout words: 6 per Fp, 12 per Fp2, 4 per Fr; returns
 /// the result's words.
 pub fn field_op(op: FieldOp, a: &[u64], b: &[u64]) -> Result<Vec<u64>, GpuError> {
     let words = match op {
-        FieldOp::FpMul | FieldOp::FpAdd | FieldOp::FpSub | FieldOp::FpSqr => 6,
-        FieldOp::Fp2Mul | FieldOp::Fp2Sqr => 12,
+        FieldOp::FpMul | FieldOp::FpAdd | FieldOp::FpSub | FieldOp::FpSqr | FieldOp::FpInverse => 6,
+        FieldOp::Fp2Mul | FieldOp::Fp2Sqr | FieldOp::Fp2Inverse => 12,
         FieldOp::FrFromMontgomery | FieldOp::FrMul | FieldOp::FrSqr => 4,
     };
     if a.len() != words || b.len() != words {

@@ -7,6 +7,7 @@ use blstrs::{G1Affine, G2Affine};
 
 use parking_lot::Mutex;
 
+use super::copies::{add_shifted_copies, ShiftedCopies};
 use super::division::MeasuredRate;
 use super::input::ProofInput;
 use super::split::ScalarBuffers;
@@ -225,10 +226,20 @@ impl GpuProvingKey {
         Self::points_bytes(key) + proof_working_bytes(&KeySizes::of(key))
     }
 
-    /// Copies `key`'s points to the guard's device. A key that cannot fit
-    /// together with one proof's working memory is refused before anything
-    /// is allocated ([`GpuError::OutOfMemory`]).
+    /// Copies `key`'s points to the guard's device, with shifted copies of
+    /// its base sets where they fit ([`ShiftedCopies::WhereTheyFit`]). A key
+    /// that cannot fit together with one proof's working memory is refused
+    /// before anything is allocated ([`GpuError::OutOfMemory`]).
     pub fn upload(guard: &DeviceGuard<'_>, key: &ProvingKey) -> Result<Self, Error> {
+        Self::upload_with(guard, key, ShiftedCopies::WhereTheyFit)
+    }
+
+    /// [`upload`](Self::upload), with shifted copies as `copies` says.
+    pub fn upload_with(
+        guard: &DeviceGuard<'_>,
+        key: &ProvingKey,
+        copies: ShiftedCopies,
+    ) -> Result<Self, Error> {
         check_delta(&key.vk)?;
         let device = guard.device();
         let needed = Self::required_bytes(key);
@@ -246,7 +257,7 @@ impl GpuProvingKey {
             device.ordinal()
         );
         let sizes = KeySizes::of(key);
-        let inner = ResidentKey {
+        let mut inner = ResidentKey {
             vk: key.vk.clone(),
             staging: Mutex::new(pinned_staging(&sizes)),
             scalar_buffers: ScalarBuffers::pinned(guard, sizes.ic + sizes.l),
@@ -260,6 +271,7 @@ impl GpuProvingKey {
             b_g1: ResidentBases::upload(guard, &key.b_g1)?,
             b_g2: ResidentBases::upload(guard, &key.b_g2)?,
         };
+        add_shifted_copies(guard, &mut inner, copies);
         Ok(Self {
             inner: Arc::new(inner),
         })
@@ -275,9 +287,14 @@ impl GpuProvingKey {
         &self.inner.vk
     }
 
-    /// Device bytes the resident points take.
+    /// Device bytes the resident points and their shifted copies take.
     pub fn device_bytes(&self) -> u64 {
-        points_bytes(&self.inner.sizes)
+        let key = &self.inner;
+        key.h.device_bytes()
+            + key.l.device_bytes()
+            + key.a.device_bytes()
+            + key.b_g1.device_bytes()
+            + key.b_g2.device_bytes()
     }
 }
 

@@ -17,6 +17,7 @@
 //! ```
 
 mod auto;
+mod copies;
 mod division;
 mod input;
 mod key;
@@ -25,6 +26,7 @@ mod split;
 
 pub(crate) use auto::GpuSession;
 pub use auto::{keep_keys_resident, release_resident_keys, resident_keys};
+pub use copies::ShiftedCopies;
 pub use key::GpuProvingKey;
 pub use prover::{
     finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof,

@@ -1,0 +1,324 @@
+//! Shifted copies of resident bases (`ResidentBases::precompute`) against
+//! blstrs: the field inverses and the MSM through copies on the CPU
+//! (`reference_*`, no GPU needed), then on every CUDA device (`gpu_*`, which
+//! print `skipped: no CUDA device` where there is none).
+#![cfg(feature = "cuda")]
+
+#[path = "common/gpu.rs"]
+mod gpu;
+#[path = "common/msm_inputs.rs"]
+mod msm_inputs;
+
+use blstrs::{Fp, Fp2, G1Affine, G2Affine, Scalar};
+use ff::{Field, PrimeField};
+use groth16_gpu::backend::cuda::reference::{self, FieldOp};
+use groth16_gpu::backend::cuda::{
+    copies_from, pack_bits, reserve_device_memory, set_msm_chunk_cap_for_tests, ResidentBases,
+};
+use groth16_gpu::device::DeviceGuard;
+use msm_inputs::{
+    awkward_bases, expected_g1, expected_g2, expected_selected, random_bases, random_scalars,
+    seeded, special_scalars,
+};
+use rand::Rng;
+use rand_chacha::ChaCha20Rng;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// The memory-starving test holds this for writing, the others for reading.
+static DEVICE_MEMORY: RwLock<()> = RwLock::new(());
+
+fn shared_device_memory() -> RwLockReadGuard<'static, ()> {
+    DEVICE_MEMORY.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn exclusive_device_memory() -> RwLockWriteGuard<'static, ()> {
+    DEVICE_MEMORY.write().unwrap_or_else(|p| p.into_inner())
+}
+
+fn on_each_device(mut check: impl FnMut(&DeviceGuard<'_>, &mut ChaCha20Rng)) {
+    let _memory = shared_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    for device in &devices {
+        check(&device.lock(), &mut rng);
+    }
+}
+
+fn fp_words(x: &Fp) -> Vec<u64> {
+    // SAFETY: Fp is repr(transparent) over blst_fp, 6 u64 words.
+    unsafe { std::slice::from_raw_parts((x as *const Fp).cast::<u64>(), 6) }.to_vec()
+}
+
+fn fp2_words(x: &Fp2) -> Vec<u64> {
+    [fp_words(&x.c0()), fp_words(&x.c1())].concat()
+}
+
+#[test]
+fn reference_field_inverses_match_blstrs() {
+    let mut rng = seeded();
+    let half = Fp::from(2u64).invert().unwrap();
+    let edges = [Fp::ONE, -Fp::ONE, half, -half, Fp::from(u64::MAX)];
+    let values: Vec<Fp> = edges
+        .into_iter()
+        .chain((0..100).map(|_| Fp::random(&mut rng)))
+        .collect();
+    for a in &values {
+        let w = fp_words(a);
+        let got = reference::field_op(FieldOp::FpInverse, &w, &w).unwrap();
+        assert_eq!(got, fp_words(&a.invert().unwrap()), "{a:?}");
+    }
+    let zero = fp_words(&Fp::ZERO);
+    assert_eq!(
+        reference::field_op(FieldOp::FpInverse, &zero, &zero).unwrap(),
+        zero
+    );
+    let pairs = values.iter().zip(values.iter().rev());
+    for x in pairs.map(|(&a, &b)| Fp2::new(a, b)).chain([
+        Fp2::ONE,
+        Fp2::new(Fp::ZERO, Fp::ONE),
+        Fp2::new(Fp::ONE, Fp::ZERO),
+    ]) {
+        let w = fp2_words(&x);
+        let got = reference::field_op(FieldOp::Fp2Inverse, &w, &w).unwrap();
+        assert_eq!(got, fp2_words(&x.invert().unwrap()), "{x:?}");
+    }
+    let zero2 = fp2_words(&Fp2::ZERO);
+    assert_eq!(
+        reference::field_op(FieldOp::Fp2Inverse, &zero2, &zero2).unwrap(),
+        zero2
+    );
+}
+
+/// A scalar whose every `bits`-bit window holds the digit 1 (bits must
+/// divide 8 and 256 / bits windows stay below r): every point then lands
+/// in bucket 1 of every copy, the heaviest bucket copies can make.
+fn ones_in_every_window(bits: u32) -> Scalar {
+    let byte = (0..8 / bits).fold(0u8, |acc, k| acc | (1 << (k * bits)));
+    let mut repr = [byte; 32];
+    repr[31] &= 0x3f; // below r whatever the pattern
+    Scalar::from_repr_vartime(repr).expect("below r")
+}
+
+#[test]
+fn reference_msm_through_copies_matches_blstrs() {
+    let mut rng = seeded();
+    for n in [0usize, 1, 2, 3, 31, 200] {
+        let bases = random_bases::<G1Affine>(n, &mut rng);
+        let scalars = random_scalars(n, &mut rng);
+        let want = expected_g1(&bases, &scalars);
+        for bits in [4, 7, 8, 13, 16] {
+            assert_eq!(
+                reference::msm_through_copies(&bases, &scalars, bits).unwrap(),
+                want,
+                "n={n} copies for c={bits}"
+            );
+        }
+    }
+    let bases = awkward_bases::<G1Affine>(64, &mut rng);
+    for (name, scalars) in special_scalars(64, &mut rng) {
+        let want = expected_g1(&bases, &scalars);
+        for bits in [5, 8] {
+            assert_eq!(
+                reference::msm_through_copies(&bases, &scalars, bits).unwrap(),
+                want,
+                "{name} c={bits}"
+            );
+        }
+    }
+    for bits in [4, 8] {
+        let scalars = vec![ones_in_every_window(bits); 200];
+        let bases = random_bases::<G1Affine>(200, &mut rng);
+        assert_eq!(
+            reference::msm_through_copies(&bases, &scalars, bits).unwrap(),
+            expected_g1(&bases, &scalars),
+            "one digit in every window, c={bits}"
+        );
+    }
+    let scalars = random_scalars(3, &mut rng);
+    let bases = random_bases::<G1Affine>(3, &mut rng);
+    for bits in [0, 3, 23] {
+        assert!(reference::msm_through_copies(&bases, &scalars, bits).is_err());
+    }
+}
+
+#[test]
+fn reference_msm_g2_through_copies_matches_blstrs() {
+    let mut rng = seeded();
+    for n in [0usize, 3, 40] {
+        let bases = random_bases::<G2Affine>(n, &mut rng);
+        let scalars = random_scalars(n, &mut rng);
+        for bits in [5, 9] {
+            assert_eq!(
+                reference::msm_through_copies(&bases, &scalars, bits).unwrap(),
+                expected_g2(&bases, &scalars),
+                "n={n} c={bits}"
+            );
+        }
+    }
+    let bases = awkward_bases::<G2Affine>(32, &mut rng);
+    for (name, scalars) in special_scalars(32, &mut rng) {
+        assert_eq!(
+            reference::msm_through_copies(&bases, &scalars, 7).unwrap(),
+            expected_g2(&bases, &scalars),
+            "{name}"
+        );
+    }
+}
+
+/// blstrs' Σ scalars[i] bases[indices[i]].
+fn expected_indexed(
+    bases: &[G1Affine],
+    scalars: &[Scalar],
+    indices: &[u32],
+) -> blstrs::G1Projective {
+    let picked: Vec<G1Affine> = indices.iter().map(|&i| bases[i as usize]).collect();
+    expected_g1(&picked, scalars)
+}
+
+#[test]
+fn gpu_msm_through_copies_matches_blstrs() {
+    on_each_device(|guard, rng| {
+        // Above the size from which MSMs go through the copies, with room
+        // for a range that starts past the first base.
+        let extra = 1000;
+        let n = copies_from() + 77;
+        let bases = awkward_bases::<G1Affine>(n + extra, rng);
+        for bits in [None, Some(20)] {
+            let mut resident = ResidentBases::upload(guard, &bases).unwrap();
+            resident.precompute(guard, bits).unwrap();
+            assert!(resident.copies() > 1);
+            assert_eq!(resident.copy_bits(), Some(bits.unwrap_or(16)));
+            assert_eq!(
+                resident.device_bytes(),
+                ResidentBases::<G1Affine>::copies_bytes(bases.len(), bits)
+            );
+            let scalars = random_scalars(n, rng);
+            let (sum, timing) = resident.msm_timed(guard, &scalars).unwrap();
+            assert_eq!(
+                sum,
+                expected_g1(&bases[..n], &scalars),
+                "copies for {bits:?}"
+            );
+            assert_eq!(
+                timing.window_bits,
+                resident.copy_bits().unwrap() * resident.copies()
+            );
+            for (name, scalars) in special_scalars(n, rng) {
+                assert_eq!(
+                    resident.msm(guard, &scalars).unwrap(),
+                    expected_g1(&bases[..n], &scalars),
+                    "{name}, copies for {bits:?}"
+                );
+            }
+            let heavy = vec![ones_in_every_window(4); n];
+            assert_eq!(
+                resident.msm(guard, &heavy).unwrap(),
+                expected_g1(&bases[..n], &heavy),
+                "one digit in every window"
+            );
+            // A range past the first base, and a sparse subset with repeats.
+            assert_eq!(
+                resident.msm_range(guard, extra, &scalars).unwrap(),
+                expected_g1(&bases[extra..], &scalars)
+            );
+            let indices: Vec<u32> = (0..n)
+                .map(|_| rng.gen_range(0..bases.len() as u32))
+                .collect();
+            assert_eq!(
+                resident.msm_indexed(guard, &scalars, &indices).unwrap(),
+                expected_indexed(&bases, &scalars, &indices)
+            );
+            // Below the copies' size the points serve alone; batch addition too.
+            let few = &scalars[..1000];
+            assert_eq!(
+                resident.msm(guard, few).unwrap(),
+                expected_g1(&bases[..1000], few)
+            );
+            let bits_set: Vec<bool> = (0..n).map(|_| rng.gen_bool(0.5)).collect();
+            assert_eq!(
+                resident.batch_add(guard, &pack_bits(&bits_set), n).unwrap(),
+                expected_selected(&bases[..n], &bits_set)
+            );
+        }
+    });
+}
+
+#[test]
+fn gpu_msm_through_copies_in_chunks_matches_blstrs() {
+    on_each_device(|guard, rng| {
+        let n = copies_from() + 3;
+        let bases = random_bases::<G1Affine>(n, rng);
+        let mut resident = ResidentBases::upload(guard, &bases).unwrap();
+        resident.precompute(guard, None).unwrap();
+        let scalars = random_scalars(n, rng);
+        // Only the number of chunks changes, never a result: other tests of
+        // this binary may run meanwhile.
+        set_msm_chunk_cap_for_tests(Some(100_000));
+        let got = resident.msm(guard, &scalars);
+        set_msm_chunk_cap_for_tests(None);
+        assert_eq!(got.unwrap(), expected_g1(&bases, &scalars));
+    });
+}
+
+#[test]
+fn gpu_msm_g2_through_copies_matches_blstrs() {
+    on_each_device(|guard, rng| {
+        let n = copies_from() + 5;
+        let bases = awkward_bases::<G2Affine>(n, rng);
+        let mut resident = ResidentBases::upload(guard, &bases).unwrap();
+        resident.precompute(guard, None).unwrap();
+        let scalars = random_scalars(n, rng);
+        assert_eq!(
+            resident.msm(guard, &scalars).unwrap(),
+            expected_g2(&bases, &scalars)
+        );
+        let (name, repeated) = special_scalars(n, rng).swap_remove(3);
+        assert_eq!(
+            resident.msm(guard, &repeated).unwrap(),
+            expected_g2(&bases, &repeated),
+            "{name}"
+        );
+    });
+}
+
+#[test]
+fn gpu_copies_refuse_what_they_cannot_make() {
+    let _memory = exclusive_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    let bases = random_bases::<G1Affine>(copies_from(), &mut rng);
+    let scalars = random_scalars(bases.len(), &mut rng);
+    let want = expected_g1(&bases, &scalars);
+    for device in &devices {
+        let guard = device.lock();
+        let mut resident = ResidentBases::upload(&guard, &bases).unwrap();
+        for bits in [3, 23] {
+            assert!(
+                resident.precompute(&guard, Some(bits)).is_err(),
+                "{bits} bits"
+            );
+        }
+        // No room for the copies: an error, and the points serve as before.
+        let free = guard.device().free_memory().unwrap();
+        let needed = ResidentBases::<G1Affine>::copies_bytes(bases.len(), None);
+        let hold = free.saturating_sub(needed / 2);
+        let reservation = reserve_device_memory(&guard, hold).unwrap();
+        let error = resident.precompute(&guard, None).unwrap_err();
+        assert!(
+            error.to_string().contains("out of device memory"),
+            "{error}"
+        );
+        assert_eq!(resident.copies(), 1);
+        drop(reservation);
+        assert_eq!(resident.msm(&guard, &scalars).unwrap(), want);
+        // Copies once; a second time is refused and the first stay.
+        resident.precompute(&guard, None).unwrap();
+        assert!(resident.precompute(&guard, None).is_err());
+        assert!(resident.copies() > 1);
+        assert_eq!(resident.msm(&guard, &scalars).unwrap(), want);
+    }
+}
