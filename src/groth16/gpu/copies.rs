@@ -2,8 +2,7 @@
 //! ([`ResidentBases::precompute`]). Through them a dense MSM adds all its
 //! windows into one set of buckets, so it can take wider windows (fewer
 //! additions), but they take a copy of the set per window (13 at 20 bits),
-//! so they go only where they fit beside the working memory of the proofs
-//! the device may hold in flight.
+//! so they go only where they fit beside the working memory of proofs.
 
 use super::key::ResidentKey;
 use crate::backend::cuda::{copies_from, GpuCurve, ResidentBases};
@@ -15,7 +14,8 @@ use crate::groth16::prover::KeySizes;
 pub enum ShiftedCopies {
     /// For each base set of [`copies_from`] points or more, G2 first (its
     /// MSM gains the most per byte), then h, a, b_g1 and l, while the
-    /// copies leave room for two proofs' working memory.
+    /// copies leave room for a proof's working memory and a sixteenth of
+    /// the device besides.
     #[default]
     WhereTheyFit,
     /// None: the key takes only its points.
@@ -28,9 +28,12 @@ pub enum ShiftedCopies {
 /// a few percent.
 const G1_MSM_SCRATCH_PER_POINT: u64 = 480;
 const G2_MSM_SCRATCH_PER_POINT: u64 = 672;
-/// Proofs one device holds at once when the next starts before the last
-/// finishes.
-const PROOFS_IN_FLIGHT: u64 = 2;
+/// The part of the device's memory kept free beside one proof's estimate.
+/// Pipelined 2^24 proofs (two in flight) peaked at 30 GB beside the key on
+/// an H200, below the 37 GB that proof_peak_bytes estimates for one: the
+/// lanes of two proofs overlap only in part, and an MSM short of memory
+/// runs in chunks.
+const RESERVE_SHARE_OF_DEVICE: u64 = 16;
 
 /// Device bytes one proof may hold at once: the H polynomial's four domains
 /// of scalars and the scratch of the MSMs that run side by side (h, l, the
@@ -54,7 +57,8 @@ pub(super) fn add_shifted_copies(
     if policy == ShiftedCopies::Never {
         return;
     }
-    let reserve = PROOFS_IN_FLIGHT * proof_peak_bytes(&key.sizes);
+    let reserve =
+        proof_peak_bytes(&key.sizes) + guard.device().total_memory() / RESERVE_SHARE_OF_DEVICE;
     copy_if_room(guard, &mut key.b_g2, "b_g2", reserve);
     copy_if_room(guard, &mut key.h, "h", reserve);
     copy_if_room(guard, &mut key.a, "a", reserve);
