@@ -22,56 +22,15 @@ use groth16_gpu::backend::cuda::{
     set_msm_chunk_cap_for_tests, set_msm_window_bits_for_tests, GpuCurve, PinnedStaging,
     ResidentBases, ScalarUploader,
 };
-use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
+use groth16_gpu::device::{Device, DeviceMutex};
 use group::prime::PrimeCurveAffine;
 use msm_inputs::{
-    awkward_bases, expected_g1, expected_g2, expected_selected, random_bases, random_scalars,
-    seeded, special_scalars,
+    awkward_bases, exclusive_device_memory, expected_g1, expected_g2, expected_selected, fp2_words,
+    fp_words, on_each_device, random_bases, random_scalars, seeded, shared_device_memory,
+    special_scalars,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
-
-/// Each test opens its own `DeviceMutex`es, so the harness's parallel tests
-/// meet on one device: the memory-pressure test holds this for writing (no
-/// other test allocates while it starves the device), the others for reading.
-static DEVICE_MEMORY: RwLock<()> = RwLock::new(());
-
-fn shared_device_memory() -> RwLockReadGuard<'static, ()> {
-    DEVICE_MEMORY
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The memory lock for writing: no other test runs MSMs meanwhile.
-fn exclusive_device_memory() -> RwLockWriteGuard<'static, ()> {
-    DEVICE_MEMORY
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Runs `check` on every device with the memory lock held for reading and
-/// one seeded generator across the devices; prints that it skipped where
-/// there is no device.
-fn on_each_device(mut check: impl FnMut(&DeviceGuard<'_>, &mut ChaCha20Rng)) {
-    let _memory = shared_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
-        return;
-    };
-    let mut rng = seeded();
-    for device in &devices {
-        check(&device.lock(), &mut rng);
-    }
-}
-
-fn fp_words(x: &Fp) -> Vec<u64> {
-    // SAFETY: Fp is repr(transparent) over blst_fp, 6 u64 words.
-    unsafe { std::slice::from_raw_parts((x as *const Fp).cast::<u64>(), 6) }.to_vec()
-}
-
-fn fp2_words(x: &Fp2) -> Vec<u64> {
-    [fp_words(&x.c0()), fp_words(&x.c1())].concat()
-}
 
 #[test]
 fn reference_field_ops_match_blstrs() {

@@ -1,13 +1,18 @@
-//! MSM inputs the GPU tests share (included by path): seeded generators,
-//! random and awkward bases, special scalars, and blstrs' own sums.
+//! What the MSM tests share (included by path, beside common/gpu.rs as
+//! `gpu`): seeded generators, random and awkward bases, special scalars,
+//! blstrs' own sums, field words, and the devices behind one memory lock.
 #![allow(dead_code)]
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
+use groth16_gpu::device::DeviceGuard;
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::gpu;
 
 /// A generator from a fresh seed, printed so a failure can be replayed.
 pub fn seeded() -> ChaCha20Rng {
@@ -109,4 +114,45 @@ where
         }
     }
     bases
+}
+
+/// Each test opens its own `DeviceMutex`es, so the harness's parallel tests
+/// meet on one device: the memory-pressure test holds this for writing (no
+/// other test allocates while it starves the device), the others for reading.
+static DEVICE_MEMORY: RwLock<()> = RwLock::new(());
+
+pub fn shared_device_memory() -> RwLockReadGuard<'static, ()> {
+    DEVICE_MEMORY
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The memory lock for writing: no other test runs MSMs meanwhile.
+pub fn exclusive_device_memory() -> RwLockWriteGuard<'static, ()> {
+    DEVICE_MEMORY
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs `check` on every device with the memory lock held for reading and
+/// one seeded generator across the devices; prints that it skipped where
+/// there is no device.
+pub fn on_each_device(mut check: impl FnMut(&DeviceGuard<'_>, &mut ChaCha20Rng)) {
+    let _memory = shared_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    for device in &devices {
+        check(&device.lock(), &mut rng);
+    }
+}
+
+pub fn fp_words(x: &Fp) -> Vec<u64> {
+    // SAFETY: Fp is repr(transparent) over blst_fp, 6 u64 words.
+    unsafe { std::slice::from_raw_parts((x as *const Fp).cast::<u64>(), 6) }.to_vec()
+}
+
+pub fn fp2_words(x: &Fp2) -> Vec<u64> {
+    [fp_words(&x.c0()), fp_words(&x.c1())].concat()
 }
