@@ -4,17 +4,24 @@
 //! print `skipped: no CUDA device` where there is none).
 #![cfg(feature = "cuda")]
 
+#[path = "common/circuits.rs"]
+mod circuits;
 #[path = "common/gpu.rs"]
 mod gpu;
 #[path = "common/msm_inputs.rs"]
 mod msm_inputs;
 
 use blstrs::{Fp, Fp2, G1Affine, G2Affine, Scalar};
+use circuits::FieldHeavy;
 use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
     copies_from, pack_bits, reserve_device_memory, set_msm_chunk_cap_for_tests, ResidentBases,
 };
+use groth16_gpu::generate_parameters_for_shape_random;
+use groth16_gpu::groth16::gpu::{prove_on_device, GpuProvingKey, ShiftedCopies};
+use groth16_gpu::groth16::prove;
+use groth16_gpu::synthesis::CircuitShape;
 use msm_inputs::{
     awkward_bases, exclusive_device_memory, expected_g1, expected_g2, expected_selected, fp2_words,
     fp_words, on_each_device, random_bases, random_scalars, seeded, special_scalars,
@@ -286,5 +293,52 @@ fn gpu_copies_refuse_what_they_cannot_make() {
         assert!(resident.precompute(&guard, None).is_err());
         assert!(resident.copies() > 1);
         assert_eq!(resident.msm(&guard, &scalars).unwrap(), want);
+    }
+}
+
+#[test]
+fn gpu_key_with_shifted_copies_proves_the_same_bytes() {
+    let _memory = exclusive_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let mut rng = seeded();
+    // Every query of this key holds about 2^18 points or more: all get copies.
+    let steps = copies_from() + 16;
+    let shape = CircuitShape::record(FieldHeavy { steps, start: None }).unwrap();
+    let key = generate_parameters_for_shape_random(&shape, &mut rng).unwrap();
+    let circuit = FieldHeavy {
+        steps,
+        start: Some(Scalar::random(&mut rng)),
+    };
+    let assignment = shape.synthesize(circuit).unwrap();
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let cpu = prove(&key, &assignment, r, s).unwrap();
+    for device in &devices {
+        let guard = device.lock();
+        let plain = GpuProvingKey::upload_with(&guard, &key, ShiftedCopies::Never).unwrap();
+        assert_eq!(plain.device_bytes(), GpuProvingKey::points_bytes(&key));
+        let copied = GpuProvingKey::upload(&guard, &key).unwrap();
+        // 16 copies of every set (16-bit windows below 2^20 points).
+        assert_eq!(
+            copied.device_bytes(),
+            16 * plain.device_bytes(),
+            "every set copied"
+        );
+        for resident in [&plain, &copied] {
+            let (proof, _) = prove_on_device(&guard, resident, &assignment, r, s).unwrap();
+            assert_eq!(proof.to_bytes(), cpu.to_bytes());
+        }
+        drop(copied);
+        // Room for the points and a proof but not for copies: the key comes
+        // without them, and proves the same.
+        let free = guard.device().free_memory().unwrap();
+        let room = GpuProvingKey::required_bytes(&key) + (1 << 30);
+        let reservation = reserve_device_memory(&guard, free.saturating_sub(room)).unwrap();
+        let squeezed = GpuProvingKey::upload(&guard, &key).unwrap();
+        assert_eq!(squeezed.device_bytes(), plain.device_bytes());
+        let (proof, _) = prove_on_device(&guard, &squeezed, &assignment, r, s).unwrap();
+        assert_eq!(proof.to_bytes(), cpu.to_bytes());
+        drop(reservation);
     }
 }
