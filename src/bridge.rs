@@ -83,8 +83,9 @@ pub(crate) mod ffi {
             bases: &MsmBases,
             bits: u32,
         ) -> Result<UniquePtr<MsmBases>>;
-        /// The window bits precompute_msm_bases chooses for `len` bases.
-        fn default_copy_bits(len: usize) -> u32;
+        /// Copies precompute_msm_bases makes of `len` bases for `bits`-bit
+        /// windows (0: its own choice); bits outside 4..=22 an error.
+        fn shifted_copy_count(len: usize, bits: u32) -> Result<u32>;
         /// Points from which an MSM goes through shifted copies.
         fn msm_copies_from() -> usize;
         /// Per-window sums (Jacobian) of Σ scalars[i] bases[first + i] for

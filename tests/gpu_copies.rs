@@ -165,7 +165,7 @@ fn gpu_msm_through_copies_matches_blstrs() {
             assert_eq!(resident.copy_bits(), Some(bits.unwrap_or(16)));
             assert_eq!(
                 resident.device_bytes(),
-                ResidentBases::<G1Affine>::copies_bytes(bases.len(), bits)
+                ResidentBases::<G1Affine>::copies_bytes(bases.len(), bits).unwrap()
             );
             let scalars = random_scalars(n, rng);
             let (sum, timing) = resident.msm_timed(guard, &scalars).unwrap();
@@ -277,7 +277,7 @@ fn gpu_copies_refuse_what_they_cannot_make() {
         }
         // No room for the copies: an error, and the points serve as before.
         let free = guard.device().free_memory().unwrap();
-        let needed = ResidentBases::<G1Affine>::copies_bytes(bases.len(), None);
+        let needed = ResidentBases::<G1Affine>::copies_bytes(bases.len(), None).unwrap();
         let hold = free.saturating_sub(needed / 2);
         let reservation = reserve_device_memory(&guard, hold).unwrap();
         let error = resident.precompute(&guard, None).unwrap_err();

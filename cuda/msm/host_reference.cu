@@ -38,11 +38,11 @@ std::vector<uint32_t> exclusive_scan(const std::vector<uint32_t>& v) {
   return out;
 }
 
-/// The bases and their shifted copies for `bits`-bit windows, made as
-/// the device makes them: runs of kShiftRun through shift_run.
+/// The bases and their `copies` shifted copies for `bits`-bit windows,
+/// made as the device makes them: runs of kShiftRun through shift_run.
 template <class F>
-std::vector<ec::Affine<F>> shifted_copies(const ec::Affine<F>* bases, size_t n, uint32_t bits) {
-  uint32_t copies = Geometry::of(bits).windows;
+std::vector<ec::Affine<F>> shifted_copies(const ec::Affine<F>* bases, size_t n, uint32_t bits,
+                                          uint32_t copies) {
   std::vector<ec::Affine<F>> all(bases, bases + n);
   all.resize(n * copies);
   std::vector<ec::Xyzz<F>> scratch(msm::kShiftRun);
@@ -66,13 +66,10 @@ uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size
   std::vector<ec::Affine<F>> copied;
   Geometry g{};
   if (copy_bits > 0) {
-    if (copy_bits < 4 || copy_bits > kMaxCopyBits) {
-      throw std::invalid_argument("copy window bits outside 4..=kMaxCopyBits");
-    }
-    copied = shifted_copies(bases, n, copy_bits);
+    uint32_t copies = shifted_copy_count(n, copy_bits);  // checks the bits
+    copied = shifted_copies(bases, n, copy_bits, copies);
     bases = copied.data();
-    g = Geometry::with_copies(copy_bits, Geometry::of(copy_bits).windows,
-                              static_cast<uint32_t>(n));
+    g = Geometry::with_copies(copy_bits, copies, static_cast<uint32_t>(n));
   } else {
     if (c == 0) c = msm::choose_window_bits(n);
     if (c > 16) throw std::invalid_argument("window bits above 16");

@@ -95,7 +95,23 @@ std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
   return bases;
 }
 
-uint32_t default_copy_bits(size_t len) { return msm::copy_window_bits(len); }
+namespace {
+
+/// `bits`, or the choice for `len` bases where it is 0, checked.
+uint32_t checked_copy_bits(size_t len, uint32_t bits) {
+  if (bits == 0) bits = msm::copy_window_bits(len);
+  if (bits < 4 || bits > kMaxCopyBits) {
+    throw std::invalid_argument("shifted copies for " + std::to_string(bits) +
+                                "-bit windows: outside 4..=" + std::to_string(kMaxCopyBits));
+  }
+  return bits;
+}
+
+}  // namespace
+
+uint32_t shifted_copy_count(size_t len, uint32_t bits) {
+  return msm::Geometry::of(checked_copy_bits(len, bits)).windows;
+}
 
 size_t msm_copies_from() { return static_cast<size_t>(msm::kCopiesFrom); }
 
@@ -103,11 +119,7 @@ std::unique_ptr<MsmBases> precompute_msm_bases(const GpuDevice& device, const Ms
                                                uint32_t bits) {
   require_on_device(device, bases.ordinal(), "MSM bases");
   if (bases.copies() > 1) throw std::invalid_argument("MSM bases already hold shifted copies");
-  if (bits == 0) bits = msm::copy_window_bits(bases.len());
-  if (bits < 4 || bits > kMaxCopyBits) {
-    throw std::invalid_argument("shifted copies for " + std::to_string(bits) +
-                                "-bit windows: outside 4..=" + std::to_string(kMaxCopyBits));
-  }
+  bits = checked_copy_bits(bases.len(), bits);
   uint32_t copies = msm::Geometry::of(bits).windows;
   // Entry values name a copy's point in 31 bits (bit 31 is the sign).
   if (uint64_t(copies) * bases.len() >= (uint64_t(1) << 31)) {

@@ -89,8 +89,10 @@ std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
 /// more, and "out of device memory" where they do not fit (nothing kept).
 std::unique_ptr<MsmBases> precompute_msm_bases(const GpuDevice& device, const MsmBases& bases,
                                                uint32_t bits);
-/// The window bits precompute_msm_bases chooses for `len` bases.
-uint32_t default_copy_bits(size_t len);
+/// How many copies precompute_msm_bases makes of `len` bases for `bits`-bit
+/// windows (0: its own choice for their number): one per window. Throws
+/// invalid_argument for bits outside 4..=kMaxCopyBits.
+uint32_t shifted_copy_count(size_t len, uint32_t bits);
 /// Points from which an MSM over bases with copies goes through them.
 size_t msm_copies_from();
 /// The widest window shifted copies may be made for.
@@ -100,8 +102,9 @@ constexpr uint32_t kMaxCopyBits = 22;
 /// invalid_argument), per window: writes the window sums (Jacobian) to
 /// `out` (out_words >= kMaxMsmWindows * 18 or 36) and returns the bits s
 /// between them (the caller adds Σ_w 2^(s w) sum_w): the window bits c, or
-/// c times the copies where the MSM went through shifted copies. `device_ms` gets the time of the device work (scalar upload to
-/// window sums) by CUDA events. A range of the bases lets one MSM be split
+/// c times the copies where the MSM went through shifted copies.
+/// `device_ms` gets the time of the device work (scalar upload to window
+/// sums) by CUDA events. A range of the bases lets one MSM be split
 /// over devices that each hold all of them.
 uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases, size_t first,
                      const uint64_t* scalars, size_t n, uint64_t* out,

@@ -111,11 +111,10 @@ where
 
     /// Device bytes that [`precompute`](Self::precompute) holds for `len`
     /// points at `bits` (`None`: its own choice), the points' copy 0
-    /// included.
-    pub fn copies_bytes(len: usize, bits: Option<u32>) -> u64 {
-        let bits = bits.unwrap_or_else(|| ffi::default_copy_bits(len)).max(1);
-        let copies = 256u64.div_ceil(u64::from(bits));
-        len as u64 * copies * (G::AFFINE_WORDS as u64 * 8)
+    /// included; bits it would refuse are an error.
+    pub fn copies_bytes(len: usize, bits: Option<u32>) -> Result<u64, GpuError> {
+        let copies = ffi::shifted_copy_count(len, bits.unwrap_or(0))?;
+        Ok(len as u64 * u64::from(copies) * (G::AFFINE_WORDS as u64 * 8))
     }
 
     /// Number of resident points.

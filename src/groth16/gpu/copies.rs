@@ -4,7 +4,7 @@
 //! additions), but they take a copy of the set per window (13 at 20 bits),
 //! so they go only where they fit beside the working memory of proofs.
 
-use super::key::ResidentKey;
+use super::key::{h_polynomial_bytes, ResidentKey};
 use crate::backend::cuda::{copies_from, GpuCurve, ResidentBases};
 use crate::device::DeviceGuard;
 use crate::groth16::prover::KeySizes;
@@ -39,9 +39,8 @@ const RESERVE_SHARE_OF_DEVICE: u64 = 16;
 /// of scalars and the scratch of the MSMs that run side by side (h, l, the
 /// larger of a and b_g1, one after the other on their lane, and b_g2).
 fn proof_peak_bytes(sizes: &KeySizes) -> u64 {
-    let domain = (sizes.h + 1) as u64;
     let g1_points = (sizes.h + sizes.l + sizes.a.max(sizes.b_g1)) as u64;
-    4 * domain * 32
+    h_polynomial_bytes(sizes)
         + g1_points * G1_MSM_SCRATCH_PER_POINT
         + sizes.b_g2 as u64 * G2_MSM_SCRATCH_PER_POINT
 }
@@ -78,9 +77,10 @@ fn copy_if_room<G: GpuCurve>(
         return;
     }
     // The copies are made beside the points, which are freed after.
-    let needed = ResidentBases::<G>::copies_bytes(set.len(), None);
-    let free = match guard.device().free_memory() {
-        Ok(free) => free,
+    let room = ResidentBases::<G>::copies_bytes(set.len(), None)
+        .and_then(|needed| Ok((needed, guard.device().free_memory()?)));
+    let (needed, free) = match room {
+        Ok(room) => room,
         Err(error) => {
             log::warn!("no shifted copies of {name}: {error}");
             return;

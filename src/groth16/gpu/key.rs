@@ -27,8 +27,13 @@ use crate::Error;
 /// so this is a floor, not the whole).
 pub(super) fn proof_working_bytes(sizes: &KeySizes) -> u64 {
     const MSM_SCRATCH_FLOOR: u64 = 256 << 20;
-    let m = (sizes.h + 1) as u64;
-    4 * m * 32 + MSM_SCRATCH_FLOOR
+    h_polynomial_bytes(sizes) + MSM_SCRATCH_FLOOR
+}
+
+/// Device bytes of the H polynomial's a, b, c and twiddle tables: four
+/// domains (m = h + 1) of 32-byte scalars.
+pub(super) fn h_polynomial_bytes(sizes: &KeySizes) -> u64 {
+    4 * (sizes.h + 1) as u64 * 32
 }
 
 /// Device bytes of a key's affine points: 96 per G1 point, 192 per G2.
