@@ -243,6 +243,18 @@ where
 /// Window widths the copies sweep makes copies for.
 const COPY_SWEEP_BITS: [u32; 6] = [16, 18, 19, 20, 21, 22];
 
+/// COPY_SWEEP_BITS, or the comma-separated widths in G16_COPY_SWEEP_BITS
+/// (a shorter sweep for comparing builds).
+fn copy_sweep_bits() -> Vec<u32> {
+    match std::env::var("G16_COPY_SWEEP_BITS") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|bits| bits.trim().parse().ok())
+            .collect(),
+        Err(_) => COPY_SWEEP_BITS.to_vec(),
+    }
+}
+
 /// Device ms (median of 5, scalars on the device) of MSMs from 2^18 points
 /// to 2^max_log over bases without copies (the size's own window) and with
 /// copies for each of COPY_SWEEP_BITS, each result checked against the
@@ -285,7 +297,7 @@ where
     }
     drop(plain);
     let mut making = Vec::new();
-    for bits in COPY_SWEEP_BITS {
+    for bits in copy_sweep_bits() {
         let mut copied = ResidentBases::upload(guard, &points)?;
         let started = Instant::now();
         copied.precompute(guard, Some(bits))?;
@@ -321,7 +333,7 @@ fn main() -> Result<(), GpuError> {
     let guard = device.lock();
     println!("device: {:?}", guard.device().properties());
     if copies {
-        let header: Vec<String> = COPY_SWEEP_BITS
+        let header: Vec<String> = copy_sweep_bits()
             .iter()
             .map(|c| format!("copies c={c} ms"))
             .collect();

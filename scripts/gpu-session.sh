@@ -12,10 +12,10 @@
 #   copies  prove as above at 2^$PROVE_SIZES, the key without shifted copies
 #           and with them, alternating in $ROUNDS rounds (default 2)
 #   compare the binaries named in $COMPARE (default "prove"; also
-#           "filecoin_porep") under $bundle/variants/NAME/, each packed by
+#           "filecoin_porep", "gpu_msm") under $bundle/variants/NAME/, each packed by
 #           hand from another build, alternating in $ROUNDS rounds (default
 #           2): prove as above at 2^$PROVE_SIZES, filecoin_porep as porep
-#           above; builds side by side in one run
+#           above, gpu_msm as copysweep above; builds side by side in one run
 # Run it from the repository root on the device machine, carrying
 # target/gpu-bundle.
 set -uo pipefail
@@ -93,7 +93,10 @@ for step in ${STEPS:-tests porep}; do
           name="$(basename "$variant")"
           for binary in ${COMPARE:-prove}; do
             [[ -x "$variant/$binary" ]] || continue
-            if [[ "$binary" == prove ]]; then
+            if [[ "$binary" == gpu_msm ]]; then
+              # shellcheck disable=SC2086 # the sizes are split on purpose
+              run "round $round, $name, gpu_msm" 500 "$variant/gpu_msm" --copies-sweep ${SWEEP_LOGS:-22 22}
+            elif [[ "$binary" == prove ]]; then
               for size in ${PROVE_SIZES:-20 22}; do
                 # The first run generates each size's key; the rest load it.
                 run "round $round, $name, prove $size" 300 "$variant/prove" --size "$size" \
