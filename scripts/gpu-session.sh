@@ -11,6 +11,7 @@
 #           without and with shifted copies of their bases, side by side
 #   copies  prove as above at 2^$PROVE_SIZES, the key without shifted copies
 #           and with them, alternating in $ROUNDS rounds (default 2)
+#   varianttests  the test_* binaries under $bundle/variants/NAME/
 #   compare the binaries named in $COMPARE (default "prove"; also
 #           "filecoin_porep", "gpu_msm") under $bundle/variants/NAME/, each packed by
 #           hand from another build, alternating in $ROUNDS rounds (default
@@ -84,6 +85,15 @@ for step in ${STEPS:-tests porep}; do
               --size "$size" --circuit field --split --proofs 3 --copies "$copies" \
               --params "/tmp/field-$size.params"
           done
+        done
+      done
+      ;;
+    varianttests)
+      # Each variant's own test binaries (test_NAME), packed beside it.
+      for variant in "$bundle"/variants/*/; do
+        for t in "$variant"test_*; do
+          [[ -x "$t" ]] || continue
+          run "$(basename "$variant") $(basename "$t")" 400 "$t" --show-output
         done
       done
       ;;
