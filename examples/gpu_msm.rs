@@ -244,25 +244,31 @@ where
 const COPY_SWEEP_BITS: [u32; 6] = [16, 18, 19, 20, 21, 22];
 
 /// COPY_SWEEP_BITS, or the comma-separated widths in G16_COPY_SWEEP_BITS
-/// (a shorter sweep for comparing builds).
-fn copy_sweep_bits() -> Vec<u32> {
+/// (a shorter sweep for comparing builds); a width that does not parse is
+/// an error, not a silently shorter sweep.
+fn copy_sweep_bits() -> Result<Vec<u32>, String> {
     match std::env::var("G16_COPY_SWEEP_BITS") {
         Ok(list) => list
             .split(',')
-            .filter_map(|bits| bits.trim().parse().ok())
+            .map(|bits| {
+                bits.trim()
+                    .parse()
+                    .map_err(|_| format!("G16_COPY_SWEEP_BITS: {bits:?} is not a window width"))
+            })
             .collect(),
-        Err(_) => COPY_SWEEP_BITS.to_vec(),
+        Err(_) => Ok(COPY_SWEEP_BITS.to_vec()),
     }
 }
 
 /// Device ms (median of 5, scalars on the device) of MSMs from 2^18 points
 /// to 2^max_log over bases without copies (the size's own window) and with
-/// copies for each of COPY_SWEEP_BITS, each result checked against the
+/// copies for each width in `copy_bits`, each result checked against the
 /// plain one; prints a row per size and one of the copies' making time.
 fn copies_sweep<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     name: &str,
     max_log: u32,
+    copy_bits: &[u32],
 ) -> Result<(), GpuError>
 where
     G::Curve: Curve<AffineRepr = G> + Send + Sync,
@@ -297,7 +303,7 @@ where
     }
     drop(plain);
     let mut making = Vec::new();
-    for bits in copy_sweep_bits() {
+    for &bits in copy_bits {
         let mut copied = ResidentBases::upload(guard, &points)?;
         let started = Instant::now();
         copied.precompute(guard, Some(bits))?;
@@ -333,14 +339,21 @@ fn main() -> Result<(), GpuError> {
     let guard = device.lock();
     println!("device: {:?}", guard.device().properties());
     if copies {
-        let header: Vec<String> = copy_sweep_bits()
+        let copy_bits = match copy_sweep_bits() {
+            Ok(bits) => bits,
+            Err(message) => {
+                eprintln!("{message}");
+                std::process::exit(2);
+            }
+        };
+        let header: Vec<String> = copy_bits
             .iter()
             .map(|c| format!("copies c={c} ms"))
             .collect();
         println!("| MSM, points | no copies ms | {} |", header.join(" | "));
         println!("|---|---|{}", "---|".repeat(header.len()));
-        copies_sweep::<G1Affine>(&guard, "G1", max_g1)?;
-        copies_sweep::<G2Affine>(&guard, "G2", max_g2)?;
+        copies_sweep::<G1Affine>(&guard, "G1", max_g1, &copy_bits)?;
+        copies_sweep::<G2Affine>(&guard, "G2", max_g2, &copy_bits)?;
         return Ok(());
     }
     if sweep {

@@ -48,6 +48,12 @@ run() {
   say "== $label: exit $? after $((SECONDS - started)) s"
 }
 
+# copysweep LABEL BINARY: gpu_msm's copies sweep at $SWEEP_LOGS.
+copysweep() {
+  # shellcheck disable=SC2086 # the sizes are split on purpose
+  run "$1" 500 "$2" --copies-sweep ${SWEEP_LOGS:-22 22}
+}
+
 say "== $(date -u +%FT%TZ) on $(hostname)"
 nvidia-smi -L >>"$log" 2>&1
 for step in ${STEPS:-tests porep}; do
@@ -73,8 +79,7 @@ for step in ${STEPS:-tests porep}; do
       run msm 300 "$bundle/bin/examples/gpu_msm" ${MSM_ARGS:-22 20 16}
       ;;
     copysweep)
-      # shellcheck disable=SC2086 # the sizes are split on purpose
-      run copysweep 500 "$bundle/bin/examples/gpu_msm" --copies-sweep ${SWEEP_LOGS:-22 22}
+      copysweep copysweep "$bundle/bin/examples/gpu_msm"
       ;;
     copies)
       for round in $(seq "${ROUNDS:-2}"); do
@@ -104,8 +109,7 @@ for step in ${STEPS:-tests porep}; do
           for binary in ${COMPARE:-prove}; do
             [[ -x "$variant/$binary" ]] || continue
             if [[ "$binary" == gpu_msm ]]; then
-              # shellcheck disable=SC2086 # the sizes are split on purpose
-              run "round $round, $name, gpu_msm" 500 "$variant/gpu_msm" --copies-sweep ${SWEEP_LOGS:-22 22}
+              copysweep "round $round, $name, gpu_msm" "$variant/gpu_msm"
             elif [[ "$binary" == prove ]]; then
               for size in ${PROVE_SIZES:-20 22}; do
                 # The first run generates each size's key; the rest load it.
