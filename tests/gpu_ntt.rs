@@ -39,7 +39,9 @@ fn gpu_ntt_matches_cpu_on_random_inputs() {
     let seed = OsRng.next_u64();
     println!("seed {seed}");
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
-    for log in [0u32, 1, 2, 3, 10, 13, 16, 20] {
+    // Every count of passes and of stages a pass (tile_passes.cuh: up to
+    // eight a pass, tiles of 2^10), odd and even.
+    for log in [0u32, 1, 2, 3, 5, 8, 9, 10, 11, 13, 16, 17, 20, 21] {
         let values: Vec<Scalar> = (0..1usize << log)
             .map(|_| Scalar::random(&mut rng))
             .collect();

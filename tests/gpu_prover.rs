@@ -220,8 +220,19 @@ fn h_polynomial_on_the_device_equals_the_cpu() {
     };
     let mut rng = fresh_rng();
     let guard = devices[0].lock();
-    let mut staging = PinnedStaging::new(3 * ((1 << 16) + 7)).expect("pinned memory");
-    for n in [1usize, 2, 3, 1000, 1024, (1 << 16) + 7] {
+    let mut staging = PinnedStaging::new(3 * (1 << 20)).expect("pinned memory");
+    // Domains of one to three NTT passes (up to eight stages each).
+    for n in [
+        1usize,
+        2,
+        3,
+        200,
+        1000,
+        1024,
+        (1 << 16) + 7,
+        (1 << 17) + 3,
+        1 << 20,
+    ] {
         let random = |rng: &mut ChaCha20Rng| -> Vec<Scalar> {
             (0..n).map(|_| Scalar::random(&mut *rng)).collect()
         };

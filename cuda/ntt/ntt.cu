@@ -1,16 +1,17 @@
-// Radix-2 NTT over Fr on the device: bit-reversal in place, then passes of
-// up to three stages each (eight values per thread in registers). Twiddles
-// and coset powers are computed on the device from two small tables of
-// powers (see PowerTables), so nothing of size n is computed on the host.
-// Also the H polynomial of a proof, on buffers that stay on the device for
-// the H MSM.
+// Radix-2 NTT over Fr on the device, in passes over shared-memory tiles
+// (tile_passes.cuh). Twiddles and coset powers are computed on the device
+// from two small tables of powers (see PowerTables), so nothing of size n is
+// computed on the host. Also the H polynomial of a proof, on buffers that
+// stay on the device for the H MSM.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
 #include "../ff/bls12_381.cuh"
+#include "tile_passes.cuh"
 #include "groth16_gpu/cuda_check.h"
 #include "groth16_gpu/device_scalars.h"
 #include "groth16_gpu/ntt.h"
@@ -19,6 +20,10 @@ namespace groth16_gpu {
 namespace {
 
 using ff::Fr;
+using ntt::Order;
+using ntt::PowerIndex;
+using ntt::PowerTables;
+using ntt::Scaling;
 
 constexpr int kThreads = 256;
 
@@ -44,20 +49,6 @@ __device__ Fr pow_fr(Fr base, uint64_t e) {
 }
 
 unsigned blocks_for(size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
-
-/// base^i for every i < n, from two small tables: scale · base^i =
-/// lo[i mod 2^lo_bits] · hi[i >> lo_bits], where lo[j] = scale · base^j and
-/// hi[k] = base^(k 2^lo_bits). A table of n powers then costs one product
-/// per value instead of an exponentiation per value.
-struct PowerTables {
-  const Fr* lo = nullptr;
-  const Fr* hi = nullptr;
-  int lo_bits = 0;
-
-  __device__ Fr at(size_t i) const {
-    return lo[i & ((size_t{1} << lo_bits) - 1)] * hi[i >> lo_bits];
-  }
-};
 
 /// Entries of the tables for indices below 2^log_n: lo first, then hi.
 struct TableSizes {
@@ -112,47 +103,6 @@ __global__ void quotient_kernel(Fr* a, const Fr* b, const Fr* c, size_t n, Fr z_
   size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (i < n) a[i] = (a[i] * b[i] - c[i]) * z_inv;
 }
-
-/// Stages s .. s + R - 1 of the decimation-in-time transform in one pass
-/// over memory: each thread loads the 2^R values those stages combine (at
-/// stride 2^s) and runs their butterflies in registers, each with the
-/// twiddle and in the order the radix-2 stage would use. Two blocks per
-/// SM at least: eight values take ~130 registers, which left one block
-/// (8 warps) per SM and the pass latency-bound.
-template <int R>
-__global__ void __launch_bounds__(kThreads, 2)
-    stages_kernel(Fr* values, size_t n, int s, const Fr* twiddles) {
-  constexpr int kValues = 1 << R;
-  size_t t = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (t >= (n >> R)) return;
-  size_t stride = size_t{1} << s;
-  size_t j = t & (stride - 1);
-  size_t first = ((t >> s) << (s + R)) | j;
-  Fr x[kValues];
-#pragma unroll
-  for (int m = 0; m < kValues; m++) x[m] = values[first + m * stride];
-#pragma unroll
-  for (int q = 0; q < R; q++) {
-    // Stage s + q: butterflies of half-size 2^(s+q); the partner of value
-    // m (bit q clear) is m + 2^q, and its position within the half is
-    // j + (m mod 2^q) 2^s.
-    size_t twiddle_step = n >> (s + q + 1);
-#pragma unroll
-    for (int m = 0; m < kValues; m++) {
-      if (m & (1 << q)) continue;
-      size_t position = j + (static_cast<size_t>(m & ((1 << q) - 1)) << s);
-      Fr v = x[m | (1 << q)] * twiddles[position * twiddle_step];
-      Fr u = x[m];
-      x[m] = u + v;
-      x[m | (1 << q)] = u - v;
-    }
-  }
-#pragma unroll
-  for (int m = 0; m < kValues; m++) values[first + m * stride] = x[m];
-}
-
-/// Stages per pass: 8 values per thread stay in registers.
-constexpr int kStagesPerPass = 3;
 
 void check_launch(const char* what) {
   cudaError_t e = cudaGetLastError();
@@ -247,40 +197,43 @@ Fr* twiddles_for(NttResources& r, int slot, int tables_slot, int log_n, Fr omega
   return twiddles;
 }
 
-/// In place on the device: values[i] *= pre.at(i) (if pre), the transform
-/// with the root whose powers `twiddles` holds, values[i] *= post.at(i)
-/// (if post: the scale and the inverse coset's powers).
-void transform(Fr* values, size_t n, int log_n, const Fr* twiddles, const PowerTables* pre,
-               const PowerTables* post, cudaStream_t stream) {
-  if (pre) {
-    multiply_powers_kernel<<<blocks_for(n), kThreads, 0, stream>>>(values, n, *pre);
-    check_launch("multiply_powers_kernel (pre)");
-  }
-  if (n > 1) {
-    bit_reverse_kernel<<<blocks_for(n), kThreads, 0, stream>>>(values, n, log_n);
-    check_launch("bit_reverse_kernel");
-    for (int s = 0; s < log_n;) {
-      int stages = std::min(kStagesPerPass, log_n - s);
-      unsigned blocks = blocks_for(n >> stages);
-      switch (stages) {
-        case 1:
-          stages_kernel<1><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles);
-          break;
-        case 2:
-          stages_kernel<2><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles);
-          break;
-        default:
-          stages_kernel<3><<<blocks, kThreads, 0, stream>>>(values, n, s, twiddles);
-          break;
-      }
-      check_launch("stages_kernel");
-      s += stages;
+/// In place on the device: the transform of 2^log_n values in `order`
+/// with the root whose powers `twiddles` holds; the first pass multiplies
+/// its input by `pre`, the last its output by `post`. With no stages
+/// (n = 1) the two scalings run as kernels of their own.
+void transform(Fr* values, int log_n, Order order, const Fr* twiddles, const Scaling& pre,
+               const Scaling& post, cudaStream_t stream) {
+  size_t n = size_t{1} << log_n;
+  if (log_n == 0) {
+    for (const Scaling* scaling : {&pre, &post}) {
+      if (scaling->index == PowerIndex::kNone) continue;
+      multiply_powers_kernel<<<1, kThreads, 0, stream>>>(values, n, scaling->tables);
+      check_launch("multiply_powers_kernel");
     }
+    return;
   }
-  if (post) {
-    multiply_powers_kernel<<<blocks_for(n), kThreads, 0, stream>>>(values, n, *post);
-    check_launch("multiply_powers_kernel (post)");
+  std::vector<ntt::PassShape> passes = ntt::plan_passes(log_n, order);
+  Scaling none;
+  for (size_t i = 0; i < passes.size(); i++) {
+    const Scaling& first = i == 0 ? pre : none;
+    const Scaling& last = i + 1 == passes.size() ? post : none;
+    unsigned blocks = static_cast<unsigned>(n >> passes[i].tile_log);
+    if (order == Order::kDit) {
+      ntt::tile_pass_kernel<Order::kDit>
+          <<<blocks, ntt::kPassThreads, 0, stream>>>(values, passes[i], twiddles, first, last);
+    } else {
+      ntt::tile_pass_kernel<Order::kDif>
+          <<<blocks, ntt::kPassThreads, 0, stream>>>(values, passes[i], twiddles, first, last);
+    }
+    check_launch("tile_pass_kernel");
   }
+}
+
+void bit_reverse(Fr* values, int log_n, cudaStream_t stream) {
+  size_t n = size_t{1} << log_n;
+  if (n < 2) return;
+  bit_reverse_kernel<<<blocks_for(n), kThreads, 0, stream>>>(values, n, log_n);
+  check_launch("bit_reverse_kernel");
 }
 
 void check_on_device(const GpuDevice& device, const DeviceScalars& scalars, size_t len,
@@ -309,11 +262,16 @@ void ntt_fr(const GpuDevice& device, uint64_t* values, size_t n, const uint64_t*
   G16_CUDA_CHECK(cudaMemcpyAsync(d_values, values, n * sizeof(Fr), cudaMemcpyHostToDevice,
                                  r.stream));
   const Fr* twiddles = twiddles_for(r, 1, 2, log_n, fr_from_words(omega));
-  PowerTables pre_tables, post_tables;
-  if (pre_coset) pre_tables = power_tables(r, 3, log_n, pre, Fr::one());
-  if (scale || post_coset) post_tables = power_tables(r, 4, log_n, post, factor);
-  transform(d_values, n, log_n, twiddles, pre_coset ? &pre_tables : nullptr,
-            scale || post_coset ? &post_tables : nullptr, r.stream);
+  // DIF takes the natural order to the bit-reversed one: the input's powers
+  // are at natural indices, the output's at reversed ones, and one bit
+  // reversal at the end restores the natural order.
+  Scaling pre_scaling, post_scaling;
+  if (pre_coset) pre_scaling = {power_tables(r, 3, log_n, pre, Fr::one()), PowerIndex::kNatural};
+  if (scale || post_coset) {
+    post_scaling = {power_tables(r, 4, log_n, post, factor), PowerIndex::kReversed};
+  }
+  transform(d_values, log_n, Order::kDif, twiddles, pre_scaling, post_scaling, r.stream);
+  bit_reverse(d_values, log_n, r.stream);
   G16_CUDA_CHECK(cudaMemcpyAsync(values, d_values, n * sizeof(Fr), cudaMemcpyDeviceToHost,
                                  r.stream));
   r.end(device_ms);
@@ -336,20 +294,24 @@ void h_polynomial(const GpuDevice& device, const DeviceScalars& a, const DeviceS
   r.begin();
   const Fr* forward = twiddles_for(r, 0, 1, log_m, omega);
   const Fr* inverse = twiddles_for(r, 2, 3, log_m, omega_inv);
-  PowerTables coset = power_tables(r, 4, log_m, g, Fr::one());
-  PowerTables scale = power_tables(r, 5, log_m, Fr::one(), m_inv);
-  PowerTables scale_uncoset = power_tables(r, 6, log_m, g_inv, m_inv);
+  // Coefficients come out of the inverse DIF bit-reversed, so their
+  // scalings (m^-1 with the coset's g^i, or m^-1 with g^-i) are taken at
+  // reversed indices, and the forward DIT takes them in that order.
+  Scaling to_coset{power_tables(r, 4, log_m, g, m_inv), PowerIndex::kReversed};
+  Scaling from_coset{power_tables(r, 5, log_m, g_inv, m_inv), PowerIndex::kReversed};
+  Scaling none;
   Fr* values[3] = {static_cast<Fr*>(a.data()), static_cast<Fr*>(b.data()),
                    static_cast<Fr*>(c.data())};
   // Evaluations on the domain -> coefficients -> evaluations on the coset.
   for (Fr* v : values) {
-    transform(v, m, log_m, inverse, nullptr, &scale, r.stream);
-    transform(v, m, log_m, forward, &coset, nullptr, r.stream);
+    transform(v, log_m, Order::kDif, inverse, none, to_coset, r.stream);
+    transform(v, log_m, Order::kDit, forward, none, none, r.stream);
   }
   quotient_kernel<<<blocks_for(m), kThreads, 0, r.stream>>>(values[0], values[1], values[2], m,
                                                             z_inv);
   check_launch("quotient_kernel");
-  transform(values[0], m, log_m, inverse, nullptr, &scale_uncoset, r.stream);
+  transform(values[0], log_m, Order::kDif, inverse, none, from_coset, r.stream);
+  bit_reverse(values[0], log_m, r.stream);
   r.end(device_ms);
 }
 
