@@ -26,6 +26,9 @@
 //! and squares of 2) at the rate the device's product allows on its
 //! multiply pipe (NOTES-msm.md has the derivation).
 
+#[path = "common/gpu_bench.rs"]
+mod gpu_bench;
+
 use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -33,7 +36,7 @@ use ff::Field;
 use groth16_gpu::backend::cuda::{
     pack_bits, set_msm_window_bits_for_tests, DeviceScalars, GpuCurve, PinnedStaging, ResidentBases,
 };
-use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex, GpuError};
+use groth16_gpu::device::{DeviceGuard, GpuError};
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -324,20 +327,14 @@ where
 fn main() -> Result<(), GpuError> {
     let sweep = std::env::args().any(|a| a == "--window-sweep");
     let copies = std::env::args().any(|a| a == "--copies-sweep");
-    let args: Vec<u32> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let args = gpu_bench::numeric_args();
     let max_g1 = args.first().copied().unwrap_or(24);
     let max_g2 = args.get(1).copied().unwrap_or(22);
     let min_log = args.get(2).copied().unwrap_or(16);
-    if Device::count().unwrap_or(0) == 0 {
-        println!("skipped: no CUDA device");
+    let Some(device) = gpu_bench::first_device_or_skip()? else {
         return Ok(());
-    }
-    let device = DeviceMutex::new(Device::open(0)?);
+    };
     let guard = device.lock();
-    println!("device: {:?}", guard.device().properties());
     if copies {
         let copy_bits = match copy_sweep_bits() {
             Ok(bits) => bits,

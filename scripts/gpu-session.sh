@@ -13,8 +13,8 @@
 #           and with them, alternating in $ROUNDS rounds (default 2)
 #   varianttests  the test_* binaries under $bundle/variants/NAME/
 #   compare the binaries named in $COMPARE (default "prove"; also
-#           "filecoin_porep", "gpu_msm") under $bundle/variants/NAME/, each packed by
-#           hand from another build, alternating in $ROUNDS rounds (default
+#           "filecoin_porep", "gpu_msm", "gpu_ntt" at $NTT_LOGS) under
+#           $bundle/variants/NAME/, each packed by hand from another build, alternating in $ROUNDS rounds (default
 #           2): prove as above at 2^$PROVE_SIZES, filecoin_porep as porep
 #           above, gpu_msm as copysweep above; builds side by side in one run
 # Run it from the repository root on the device machine, carrying
@@ -110,6 +110,9 @@ for step in ${STEPS:-tests porep}; do
             [[ -x "$variant/$binary" ]] || continue
             if [[ "$binary" == gpu_msm ]]; then
               copysweep "round $round, $name, gpu_msm" "$variant/gpu_msm"
+            elif [[ "$binary" == gpu_ntt ]]; then
+              # shellcheck disable=SC2086 # the sizes are split on purpose
+              run "round $round, $name, gpu_ntt" 300 "$variant/gpu_ntt" ${NTT_LOGS:-24 16}
             elif [[ "$binary" == prove ]]; then
               for size in ${PROVE_SIZES:-20 22}; do
                 # The first run generates each size's key; the rest load it.
