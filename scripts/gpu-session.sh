@@ -14,9 +14,10 @@
 #   varianttests  the test_* binaries under $bundle/variants/NAME/
 #   compare the binaries named in $COMPARE (default "prove"; also
 #           "filecoin_porep", "gpu_msm", "gpu_ntt" at $NTT_LOGS) under
-#           $bundle/variants/NAME/, each packed by hand from another build, alternating in $ROUNDS rounds (default
-#           2): prove as above at 2^$PROVE_SIZES, filecoin_porep as porep
-#           above, gpu_msm as copysweep above; builds side by side in one run
+#           $bundle/variants/NAME/, each packed by hand from another
+#           build, alternating in $ROUNDS rounds (default 2): prove as above
+#           at 2^$PROVE_SIZES, filecoin_porep as porep above, gpu_msm as
+#           copysweep above; builds side by side in one run
 # Run it from the repository root on the device machine, carrying
 # target/gpu-bundle.
 set -uo pipefail
