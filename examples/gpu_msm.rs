@@ -20,6 +20,9 @@
 //! and with copies for each window width of COPY_SWEEP_BITS side by side
 //! (scalars on the device, medians of 5), and how long making the copies
 //! took: the data behind `ResidentBases::precompute`'s choice.
+//! G16_COPY_SWEEP_BITS=16,20,20x7 picks the columns instead: a width (a copy
+//! per window) or a width and a count of copies (fewer copies, more bucket
+//! sets: what a key short of memory gets).
 //!
 //! The floor column is the arithmetic floor: the Fp products the method must
 //! do (G1: 10 per mixed addition, 14 per full one; G2: Fp2 products of 3 Fp
@@ -246,32 +249,57 @@ where
 /// Window widths the copies sweep makes copies for.
 const COPY_SWEEP_BITS: [u32; 6] = [16, 18, 19, 20, 21, 22];
 
-/// COPY_SWEEP_BITS, or the comma-separated widths in G16_COPY_SWEEP_BITS
-/// (a shorter sweep for comparing builds); a width that does not parse is
-/// an error, not a silently shorter sweep.
-fn copy_sweep_bits() -> Result<Vec<u32>, String> {
-    match std::env::var("G16_COPY_SWEEP_BITS") {
-        Ok(list) => list
-            .split(',')
-            .map(|bits| {
-                bits.trim()
-                    .parse()
-                    .map_err(|_| format!("G16_COPY_SWEEP_BITS: {bits:?} is not a window width"))
-            })
-            .collect(),
-        Err(_) => Ok(COPY_SWEEP_BITS.to_vec()),
+/// One column of the copies sweep: shifted copies for `bits`-bit windows,
+/// `copies` of them (None: one per window).
+#[derive(Clone, Copy)]
+struct CopyColumn {
+    bits: u32,
+    copies: Option<u32>,
+}
+
+impl std::fmt::Display for CopyColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.copies {
+            None => write!(f, "copies c={}", self.bits),
+            Some(k) => write!(f, "{k} copies c={}", self.bits),
+        }
     }
+}
+
+/// COPY_SWEEP_BITS, or the comma-separated columns in G16_COPY_SWEEP_BITS:
+/// a width ("20": a copy per window) or a width and a count of copies
+/// ("20x7"). One that does not parse is an error, so a typo cannot
+/// silently shorten the sweep.
+fn copy_sweep_columns() -> Result<Vec<CopyColumn>, String> {
+    let Ok(list) = std::env::var("G16_COPY_SWEEP_BITS") else {
+        return Ok(COPY_SWEEP_BITS
+            .map(|bits| CopyColumn { bits, copies: None })
+            .to_vec());
+    };
+    list.split(',')
+        .map(|column| {
+            let bad = || format!("G16_COPY_SWEEP_BITS: {column:?} is not BITS or BITSxCOPIES");
+            let (bits, copies) = match column.trim().split_once('x') {
+                Some((bits, copies)) => (bits, Some(copies.parse().map_err(|_| bad())?)),
+                None => (column.trim(), None),
+            };
+            Ok(CopyColumn {
+                bits: bits.parse().map_err(|_| bad())?,
+                copies,
+            })
+        })
+        .collect()
 }
 
 /// Device ms (median of 5, scalars on the device) of MSMs from 2^18 points
 /// to 2^max_log over bases without copies (the size's own window) and with
-/// copies for each width in `copy_bits`, each result checked against the
+/// copies for each of `columns`, each result checked against the
 /// plain one; prints a row per size and one of the copies' making time.
 fn copies_sweep<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     name: &str,
     max_log: u32,
-    copy_bits: &[u32],
+    columns: &[CopyColumn],
 ) -> Result<(), GpuError>
 where
     G::Curve: Curve<AffineRepr = G> + Send + Sync,
@@ -306,14 +334,14 @@ where
     }
     drop(plain);
     let mut making = Vec::new();
-    for &bits in copy_bits {
+    for &column in columns {
         let mut copied = ResidentBases::upload(guard, &points)?;
         let started = Instant::now();
-        copied.precompute(guard, Some(bits))?;
+        copied.precompute_some(guard, Some(column.bits), column.copies)?;
         making.push(format!("{:.2} s", started.elapsed().as_secs_f64()));
         for (i, &n) in sizes.iter().enumerate() {
             let (sum, ms, _) = time(&copied, n)?;
-            assert_eq!(sum, wants[i], "{name} n={n}: copies for c={bits} agree");
+            assert_eq!(sum, wants[i], "{name} n={n}: {column} agrees");
             rows[i].push(format!("{ms:.2}"));
         }
     }
@@ -336,21 +364,18 @@ fn main() -> Result<(), GpuError> {
     };
     let guard = device.lock();
     if copies {
-        let copy_bits = match copy_sweep_bits() {
+        let columns = match copy_sweep_columns() {
             Ok(bits) => bits,
             Err(message) => {
                 eprintln!("{message}");
                 std::process::exit(2);
             }
         };
-        let header: Vec<String> = copy_bits
-            .iter()
-            .map(|c| format!("copies c={c} ms"))
-            .collect();
+        let header: Vec<String> = columns.iter().map(|c| format!("{c} ms")).collect();
         println!("| MSM, points | no copies ms | {} |", header.join(" | "));
         println!("|---|---|{}", "---|".repeat(header.len()));
-        copies_sweep::<G1Affine>(&guard, "G1", max_g1, &copy_bits)?;
-        copies_sweep::<G2Affine>(&guard, "G2", max_g2, &copy_bits)?;
+        copies_sweep::<G1Affine>(&guard, "G1", max_g1, &columns)?;
+        copies_sweep::<G2Affine>(&guard, "G2", max_g2, &columns)?;
         return Ok(());
     }
     if sweep {

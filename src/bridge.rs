@@ -77,11 +77,13 @@ pub(crate) mod ffi {
             len: usize,
         ) -> Result<UniquePtr<MsmBases>>;
         /// New bases: `bases`' points and their shifted copies for
-        /// `bits`-bit windows (0: chosen by their number).
+        /// `bits`-bit windows (0: chosen by their number), `copies` in all
+        /// (0: one per window; else 2..=windows).
         fn precompute_msm_bases(
             device: &GpuDevice,
             bases: &MsmBases,
             bits: u32,
+            copies: u32,
         ) -> Result<UniquePtr<MsmBases>>;
         /// Copies precompute_msm_bases makes of `len` bases for `bits`-bit
         /// windows (0: its own choice); bits outside 4..=22 an error.
@@ -152,7 +154,8 @@ pub(crate) mod ffi {
         ) -> Result<UniquePtr<DeviceReservation>>;
 
         /// msm_windows on the CPU alone (no GPU), `window_bits` 0 = auto;
-        /// `copy_bits` > 0 goes through shifted copies made for it.
+        /// `copy_bits` > 0 goes through `copy_count` shifted copies made
+        /// for it (0: one per window).
         #[allow(clippy::too_many_arguments)]
         unsafe fn host_msm_windows(
             g2: bool,
@@ -161,6 +164,7 @@ pub(crate) mod ffi {
             n: usize,
             window_bits: u32,
             copy_bits: u32,
+            copy_count: u32,
             out: *mut u64,
             out_words: usize,
         ) -> Result<u32>;

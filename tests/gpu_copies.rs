@@ -117,6 +117,50 @@ fn reference_msm_through_copies_matches_blstrs() {
 }
 
 #[test]
+fn reference_msm_through_fewer_copies_matches_blstrs() {
+    let mut rng = seeded();
+    // Fewer copies than windows: window w adds into set w / copies, so the
+    // sums come back in ceil(windows / copies) sets; the last may be short.
+    for n in [0usize, 1, 3, 200] {
+        let bases = random_bases::<G1Affine>(n, &mut rng);
+        let scalars = random_scalars(n, &mut rng);
+        let want = expected_g1(&bases, &scalars);
+        for (bits, copies) in [(4, 2), (4, 63), (8, 3), (13, 7), (16, 5), (16, 15)] {
+            assert_eq!(
+                reference::msm_through_some_copies(&bases, &scalars, bits, copies).unwrap(),
+                want,
+                "n={n} {copies} copies for c={bits}"
+            );
+        }
+    }
+    let bases = awkward_bases::<G1Affine>(64, &mut rng);
+    for (name, scalars) in special_scalars(64, &mut rng) {
+        assert_eq!(
+            reference::msm_through_some_copies(&bases, &scalars, 8, 3).unwrap(),
+            expected_g1(&bases, &scalars),
+            "{name}"
+        );
+    }
+    let heavy = vec![ones_in_every_window(4); 100];
+    let bases = random_bases::<G1Affine>(100, &mut rng);
+    assert_eq!(
+        reference::msm_through_some_copies(&bases, &heavy, 4, 5).unwrap(),
+        expected_g1(&bases, &heavy),
+        "one digit in every window"
+    );
+    let g2_bases = awkward_bases::<G2Affine>(40, &mut rng);
+    let g2_scalars = random_scalars(40, &mut rng);
+    assert_eq!(
+        reference::msm_through_some_copies(&g2_bases, &g2_scalars, 9, 4).unwrap(),
+        expected_g2(&g2_bases, &g2_scalars)
+    );
+    // One copy is no copy, and more copies than windows are refused.
+    for copies in [1, 33] {
+        assert!(reference::msm_through_some_copies(&bases, &heavy, 8, copies).is_err());
+    }
+}
+
+#[test]
 fn reference_msm_g2_through_copies_matches_blstrs() {
     let mut rng = seeded();
     for n in [0usize, 3, 40] {
@@ -215,6 +259,61 @@ fn gpu_msm_through_copies_matches_blstrs() {
                 expected_selected(&bases[..n], &bits_set)
             );
         }
+    });
+}
+
+#[test]
+fn gpu_msm_through_fewer_copies_matches_blstrs() {
+    on_each_device(|guard, rng| {
+        let n = copies_from() + 77;
+        let bases = awkward_bases::<G1Affine>(n, rng);
+        // 13 windows at 20 bits: two sets (7 copies), four (4), seven (2).
+        for copies in [7, 4, 2] {
+            let mut resident = ResidentBases::upload(guard, &bases).unwrap();
+            resident
+                .precompute_some(guard, Some(20), Some(copies))
+                .unwrap();
+            assert_eq!(resident.copies(), copies);
+            assert_eq!(
+                resident.device_bytes(),
+                ResidentBases::<G1Affine>::bytes_of_copies(n, copies)
+            );
+            let scalars = random_scalars(n, rng);
+            let (sum, timing) = resident.msm_timed(guard, &scalars).unwrap();
+            assert_eq!(sum, expected_g1(&bases, &scalars), "{copies} copies");
+            assert_eq!(timing.window_bits, 20 * copies);
+            for (name, scalars) in special_scalars(n, rng) {
+                assert_eq!(
+                    resident.msm(guard, &scalars).unwrap(),
+                    expected_g1(&bases, &scalars),
+                    "{name}, {copies} copies"
+                );
+            }
+            let heavy = vec![ones_in_every_window(4); n];
+            assert_eq!(
+                resident.msm(guard, &heavy).unwrap(),
+                expected_g1(&bases, &heavy),
+                "one digit in every window, {copies} copies"
+            );
+        }
+        let g2_bases = awkward_bases::<G2Affine>(copies_from() + 5, rng);
+        let mut g2 = ResidentBases::upload(guard, &g2_bases).unwrap();
+        g2.precompute_some(guard, Some(16), Some(5)).unwrap();
+        let scalars = random_scalars(g2_bases.len(), rng);
+        assert_eq!(
+            g2.msm(guard, &scalars).unwrap(),
+            expected_g2(&g2_bases, &scalars)
+        );
+        let mut refused = ResidentBases::upload(guard, &bases[..1000]).unwrap();
+        for copies in [1, 14] {
+            assert!(
+                refused
+                    .precompute_some(guard, Some(20), Some(copies))
+                    .is_err(),
+                "{copies} copies"
+            );
+        }
+        assert_eq!(refused.copies(), 1);
     });
 }
 
@@ -330,6 +429,17 @@ fn gpu_key_with_shifted_copies_proves_the_same_bytes() {
             assert_eq!(proof.to_bytes(), cpu.to_bytes());
         }
         drop(copied);
+        // A budget of about a sixth of the copies: the first sets in the
+        // key's order get some of theirs (their windows in a few bucket
+        // sets), the rest none, and the proof is the same.
+        let budget = 2 * plain.device_bytes();
+        let within =
+            GpuProvingKey::upload_with(&guard, &key, ShiftedCopies::WithinBytes(budget)).unwrap();
+        assert!(within.device_bytes() > plain.device_bytes());
+        assert!(within.device_bytes() <= plain.device_bytes() + budget);
+        let (proof, _) = prove_on_device(&guard, &within, &assignment, r, s).unwrap();
+        assert_eq!(proof.to_bytes(), cpu.to_bytes(), "some copies");
+        drop(within);
         // Room for the points and a proof but not for copies: the key comes
         // without them, and proves the same. (A proof's lanes each hold an
         // MSM's bucket arrays, ~0.6 GB at 16-bit windows, however small its

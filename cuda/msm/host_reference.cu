@@ -59,14 +59,15 @@ std::vector<ec::Affine<F>> shifted_copies(const ec::Affine<F>* bases, size_t n, 
 
 template <class F>
 uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size_t n,
-                  uint32_t c, uint32_t copy_bits, uint64_t* out, size_t out_words) {
+                  uint32_t c, uint32_t copy_bits, uint32_t copy_count, uint64_t* out,
+                  size_t out_words) {
   using Xyzz = ec::Xyzz<F>;
   const auto* bases = reinterpret_cast<const ec::Affine<F>*>(base_words);
   const auto* scalars = reinterpret_cast<const ff::Fr*>(scalar_words);
   std::vector<ec::Affine<F>> copied;
   Geometry g{};
   if (copy_bits > 0) {
-    uint32_t copies = shifted_copy_count(n, copy_bits);  // checks the bits
+    uint32_t copies = checked_copy_count(n, copy_bits, copy_count);  // checks the bits
     copied = shifted_copies(bases, n, copy_bits, copies);
     bases = copied.data();
     g = Geometry::with_copies(copy_bits, copies, static_cast<uint32_t>(n));
@@ -192,11 +193,13 @@ void host_batch(const uint64_t* base_words, const uint64_t* bitmap, size_t n,
 }  // namespace
 
 uint32_t host_msm_windows(bool g2, const uint64_t* bases, const uint64_t* scalars,
-                          size_t n, uint32_t window_bits, uint32_t copy_bits, uint64_t* out,
-                          size_t out_words) {
+                          size_t n, uint32_t window_bits, uint32_t copy_bits,
+                          uint32_t copy_count, uint64_t* out, size_t out_words) {
   if (n >= (1u << 31)) throw std::invalid_argument("MSM of 2^31 or more points");
-  return g2 ? host_msm<ff::Fp2>(bases, scalars, n, window_bits, copy_bits, out, out_words)
-            : host_msm<ff::Fp>(bases, scalars, n, window_bits, copy_bits, out, out_words);
+  return g2 ? host_msm<ff::Fp2>(bases, scalars, n, window_bits, copy_bits, copy_count, out,
+                                out_words)
+            : host_msm<ff::Fp>(bases, scalars, n, window_bits, copy_bits, copy_count, out,
+                               out_words);
 }
 
 void host_batch_add(bool g2, const uint64_t* bases, const uint64_t* bitmap, size_t n,

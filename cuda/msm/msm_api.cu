@@ -113,14 +113,25 @@ uint32_t shifted_copy_count(size_t len, uint32_t bits) {
   return msm::Geometry::of(checked_copy_bits(len, bits)).windows;
 }
 
+uint32_t checked_copy_count(size_t len, uint32_t bits, uint32_t copies) {
+  uint32_t windows = shifted_copy_count(len, bits);
+  if (copies == 0) return windows;
+  if (copies < 2 || copies > windows) {
+    throw std::invalid_argument(std::to_string(copies) + " shifted copies for " +
+                                std::to_string(checked_copy_bits(len, bits)) +
+                                "-bit windows: outside 2..=" + std::to_string(windows));
+  }
+  return copies;
+}
+
 size_t msm_copies_from() { return static_cast<size_t>(msm::kCopiesFrom); }
 
 std::unique_ptr<MsmBases> precompute_msm_bases(const GpuDevice& device, const MsmBases& bases,
-                                               uint32_t bits) {
+                                               uint32_t bits, uint32_t copies) {
   require_on_device(device, bases.ordinal(), "MSM bases");
   if (bases.copies() > 1) throw std::invalid_argument("MSM bases already hold shifted copies");
+  copies = checked_copy_count(bases.len(), bits, copies);
   bits = checked_copy_bits(bases.len(), bits);
-  uint32_t copies = msm::Geometry::of(bits).windows;
   // Entry values name a copy's point in 31 bits (bit 31 is the sign).
   if (uint64_t(copies) * bases.len() >= (uint64_t(1) << 31)) {
     throw std::invalid_argument(std::to_string(copies) + " shifted copies of " +

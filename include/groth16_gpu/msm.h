@@ -80,19 +80,25 @@ std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
                                            const uint64_t* words, size_t len);
 
 /// New resident bases: `bases`' points and their shifted copies for
-/// `bits`-bit windows (0: the library's choice for their number), ceil(256 /
-/// bits) copies in all, copy k holding 2^(bits k) P for every base P. An MSM
-/// of enough points over them adds every window into one set of buckets
-/// (fewer windows for the same reduction); smaller ones and batch additions
-/// use copy 0 as before. Throws invalid_argument for bases that already
-/// have copies, bits outside 4..=kMaxCopyBits, or copies of 2^31 points or
-/// more, and "out of device memory" where they do not fit (nothing kept).
+/// `bits`-bit windows (0: the library's choice for their number), `copies`
+/// in all (0: one per window, ceil(256 / bits)), copy k holding 2^(bits k) P
+/// for every base P. An MSM of enough points over them adds window w into
+/// bucket set w / copies through copy w % copies: with a copy per window
+/// into one set (fewer windows for the same reduction), with fewer into
+/// ceil(windows / copies) sets for less memory; smaller MSMs and batch
+/// additions use copy 0 as before. Throws invalid_argument for bases that
+/// already have copies, bits outside 4..=kMaxCopyBits, copies outside
+/// 2..=windows, or copies of 2^31 points or more, and "out of device
+/// memory" where they do not fit (nothing kept).
 std::unique_ptr<MsmBases> precompute_msm_bases(const GpuDevice& device, const MsmBases& bases,
-                                               uint32_t bits);
+                                               uint32_t bits, uint32_t copies);
 /// How many copies precompute_msm_bases makes of `len` bases for `bits`-bit
 /// windows (0: its own choice for their number): one per window. Throws
 /// invalid_argument for bits outside 4..=kMaxCopyBits.
 uint32_t shifted_copy_count(size_t len, uint32_t bits);
+/// `copies` (0: shifted_copy_count's one per window) checked against
+/// `bits`-bit windows: 2..=windows, else invalid_argument.
+uint32_t checked_copy_count(size_t len, uint32_t bits, uint32_t copies);
 /// Points from which an MSM over bases with copies goes through them.
 size_t msm_copies_from();
 /// The widest window shifted copies may be made for.
@@ -152,12 +158,12 @@ std::unique_ptr<DeviceReservation> reserve_device_memory(const GpuDevice& device
 
 /// Host-only reference of msm_windows (no GPU): the same steps on the CPU.
 /// `window_bits` 0 chooses as the GPU does. `copy_bits` > 0 first makes the
-/// bases' shifted copies for that window, as precompute_msm_bases does, and
-/// runs through them (window_bits is then ignored). Returns the bits
-/// between the sums.
+/// bases' shifted copies for that window (`copy_count` of them, 0: one per
+/// window), as precompute_msm_bases does, and runs through them
+/// (window_bits is then ignored). Returns the bits between the sums.
 uint32_t host_msm_windows(bool g2, const uint64_t* bases, const uint64_t* scalars,
-                          size_t n, uint32_t window_bits, uint32_t copy_bits, uint64_t* out,
-                          size_t out_words);
+                          size_t n, uint32_t window_bits, uint32_t copy_bits,
+                          uint32_t copy_count, uint64_t* out, size_t out_words);
 
 /// Host-only reference of batch_add.
 void host_batch_add(bool g2, const uint64_t* bases, const uint64_t* bitmap,

@@ -88,8 +88,26 @@ where
         guard: &DeviceGuard<'_>,
         bits: Option<u32>,
     ) -> Result<(), GpuError> {
-        let copied =
-            ffi::precompute_msm_bases(guard.ffi_device(), self.bases(), bits.unwrap_or(0))?;
+        self.precompute_some(guard, bits, None)
+    }
+
+    /// [`precompute`](Self::precompute) with `copies` copies in all
+    /// (`None`: one per window; else 2 up to the windows), for less memory:
+    /// window w then adds into bucket set w / copies through copy
+    /// w % copies, so an MSM reduces ceil(windows / copies) sets instead of
+    /// one, still at the copies' window width.
+    pub fn precompute_some(
+        &mut self,
+        guard: &DeviceGuard<'_>,
+        bits: Option<u32>,
+        copies: Option<u32>,
+    ) -> Result<(), GpuError> {
+        let copied = ffi::precompute_msm_bases(
+            guard.ffi_device(),
+            self.bases(),
+            bits.unwrap_or(0),
+            copies.unwrap_or(0),
+        )?;
         self.handle = copied;
         Ok(())
     }
@@ -106,15 +124,26 @@ where
 
     /// Device bytes the points (and their copies) take.
     pub fn device_bytes(&self) -> u64 {
-        (self.len() as u64) * u64::from(self.copies()) * (G::AFFINE_WORDS as u64 * 8)
+        Self::bytes_of_copies(self.len(), self.copies())
     }
 
     /// Device bytes that [`precompute`](Self::precompute) holds for `len`
     /// points at `bits` (`None`: its own choice), the points' copy 0
     /// included; bits it would refuse are an error.
     pub fn copies_bytes(len: usize, bits: Option<u32>) -> Result<u64, GpuError> {
-        let copies = ffi::shifted_copy_count(len, bits.unwrap_or(0))?;
-        Ok(len as u64 * u64::from(copies) * (G::AFFINE_WORDS as u64 * 8))
+        let copies = Self::window_copies(len, bits)?;
+        Ok(Self::bytes_of_copies(len, copies))
+    }
+
+    /// The copies [`precompute`](Self::precompute) makes for `len` points
+    /// at `bits` (`None`: its own choice): one per window.
+    pub fn window_copies(len: usize, bits: Option<u32>) -> Result<u32, GpuError> {
+        Ok(ffi::shifted_copy_count(len, bits.unwrap_or(0))?)
+    }
+
+    /// Device bytes of `copies` copies of `len` points, copy 0 included.
+    pub fn bytes_of_copies(len: usize, copies: u32) -> u64 {
+        len as u64 * u64::from(copies) * (G::AFFINE_WORDS as u64 * 8)
     }
 
     /// Number of resident points.

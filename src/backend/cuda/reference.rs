@@ -19,7 +19,7 @@ pub fn msm<G: GpuCurve>(
 where
     G::Curve: Send + Sync,
 {
-    host_msm(bases, scalars, window_bits, 0)
+    host_msm(bases, scalars, window_bits, 0, 0)
 }
 
 /// [`msm`] through shifted copies of the bases for `copy_bits`-bit windows,
@@ -33,10 +33,24 @@ pub fn msm_through_copies<G: GpuCurve>(
 where
     G::Curve: Send + Sync,
 {
+    msm_through_some_copies(bases, scalars, copy_bits, 0)
+}
+
+/// [`msm_through_copies`] with `copies` copies in all (0: one per window),
+/// as [`ResidentBases::precompute_some`](super::ResidentBases) makes them.
+pub fn msm_through_some_copies<G: GpuCurve>(
+    bases: &[G],
+    scalars: &[Scalar],
+    copy_bits: u32,
+    copies: u32,
+) -> Result<G::Curve, GpuError>
+where
+    G::Curve: Send + Sync,
+{
     if copy_bits == 0 {
         return Err(GpuError::Native("copies need their window bits".into()));
     }
-    host_msm(bases, scalars, 0, copy_bits)
+    host_msm(bases, scalars, 0, copy_bits, copies)
 }
 
 fn host_msm<G: GpuCurve>(
@@ -44,6 +58,7 @@ fn host_msm<G: GpuCurve>(
     scalars: &[Scalar],
     window_bits: u32,
     copy_bits: u32,
+    copy_count: u32,
 ) -> Result<G::Curve, GpuError>
 where
     G::Curve: Send + Sync,
@@ -66,6 +81,7 @@ where
             bases.len(),
             window_bits,
             copy_bits,
+            copy_count,
             out.as_mut_ptr(),
             out.len(),
         )

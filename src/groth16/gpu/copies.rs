@@ -2,7 +2,9 @@
 //! ([`ResidentBases::precompute`]). Through them a dense MSM adds all its
 //! windows into one set of buckets, so it can take wider windows (fewer
 //! additions), but they take a copy of the set per window (13 at 20 bits),
-//! so they go only where they fit beside the working memory of proofs.
+//! so they go only where they fit beside the working memory of proofs. A
+//! set short of room for all of them takes fewer: its windows then share
+//! a few bucket sets instead of one, which keeps most of the gain.
 
 use super::key::{h_polynomial_bytes, ResidentKey};
 use crate::backend::cuda::{copies_from, GpuCurve, ResidentBases};
@@ -15,9 +17,15 @@ pub enum ShiftedCopies {
     /// For each base set of [`copies_from`] points or more, G2 first (its
     /// MSM gains the most per byte), then h, a, b_g1 and l, while the
     /// copies leave room for a proof's working memory and a sixteenth of
-    /// the device besides.
+    /// the device besides; a set that has room for some of its copies, not
+    /// all, gets those.
     #[default]
     WhereTheyFit,
+    /// As [`WhereTheyFit`](Self::WhereTheyFit), with the copies held to
+    /// this many device bytes beyond the key's points in all (for a device
+    /// the key shares with other work); a set the rest of the budget cannot
+    /// copy whole gets fewer copies.
+    WithinBytes(u64),
     /// None: the key takes only its points.
     Never,
 }
@@ -53,55 +61,116 @@ pub(super) fn add_shifted_copies(
     key: &mut ResidentKey,
     policy: ShiftedCopies,
 ) {
-    if policy == ShiftedCopies::Never {
-        return;
-    }
+    let mut budget = match policy {
+        ShiftedCopies::Never => return,
+        ShiftedCopies::WhereTheyFit => u64::MAX,
+        ShiftedCopies::WithinBytes(bytes) => bytes,
+    };
     let reserve =
         proof_peak_bytes(&key.sizes) + guard.device().total_memory() / RESERVE_SHARE_OF_DEVICE;
-    copy_if_room(guard, &mut key.b_g2, "b_g2", reserve);
-    copy_if_room(guard, &mut key.h, "h", reserve);
-    copy_if_room(guard, &mut key.a, "a", reserve);
-    copy_if_room(guard, &mut key.b_g1, "b_g1", reserve);
-    copy_if_room(guard, &mut key.l, "l", reserve);
+    copy_if_room(guard, &mut key.b_g2, "b_g2", reserve, &mut budget);
+    copy_if_room(guard, &mut key.h, "h", reserve, &mut budget);
+    copy_if_room(guard, &mut key.a, "a", reserve, &mut budget);
+    copy_if_room(guard, &mut key.b_g1, "b_g1", reserve, &mut budget);
+    copy_if_room(guard, &mut key.l, "l", reserve, &mut budget);
 }
 
+/// Copies `set` where free memory beside `reserve` and `budget` (bytes
+/// beyond the points, reduced by what the copies take) allow.
 fn copy_if_room<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     set: &mut ResidentBases<G>,
     name: &str,
     reserve: u64,
+    budget: &mut u64,
 ) where
     G::Curve: Send + Sync,
 {
     if set.len() < copies_from() {
         return;
     }
-    // The copies are made beside the points, which are freed after.
-    let room = ResidentBases::<G>::copies_bytes(set.len(), None)
-        .and_then(|needed| Ok((needed, guard.device().free_memory()?)));
-    let (needed, free) = match room {
+    let room = ResidentBases::<G>::window_copies(set.len(), None)
+        .and_then(|windows| Ok((windows, guard.device().free_memory()?)));
+    let (windows, free) = match room {
         Ok(room) => room,
         Err(error) => {
             log::warn!("no shifted copies of {name}: {error}");
             return;
         }
     };
-    if free < needed.saturating_add(reserve) {
+    let per_copy = ResidentBases::<G>::bytes_of_copies(set.len(), 1).max(1);
+    // The copies are made beside the points (freed after), so free memory
+    // must hold all of them; the budget counts only those beyond copy 0.
+    let fit_free = free.saturating_sub(reserve) / per_copy;
+    let fit_budget = (*budget / per_copy).saturating_add(1);
+    let fit = u32::try_from(fit_free.min(fit_budget)).unwrap_or(u32::MAX);
+    let Some(copies) = copies_that_fit(windows, fit) else {
         log::debug!(
-            "no shifted copies of {name}: {} MiB needed beside {} MiB kept for proofs, {} MiB free",
-            needed >> 20,
+            "no shifted copies of {name}: {} MiB a copy, {} MiB kept for proofs, {} MiB free",
+            per_copy >> 20,
             reserve >> 20,
             free >> 20
         );
         return;
-    }
-    match set.precompute(guard, None) {
-        Ok(()) => log::debug!(
-            "{name}: {} shifted copies for {}-bit windows, {} MiB",
-            set.copies(),
-            set.copy_bits().unwrap_or(0),
-            set.device_bytes() >> 20
-        ),
+    };
+    match set.precompute_some(guard, None, Some(copies)) {
+        Ok(()) => {
+            *budget = budget.saturating_sub(u64::from(copies - 1) * per_copy);
+            log::debug!(
+                "{name}: {} of {windows} shifted copies for {}-bit windows, {} MiB",
+                set.copies(),
+                set.copy_bits().unwrap_or(0),
+                set.device_bytes() >> 20
+            )
+        }
         Err(error) => log::warn!("no shifted copies of {name}: {error}"),
+    }
+}
+
+/// Fewest copies (copy 0 included) worth making of a set short of memory:
+/// below it the MSM's bucket sets approach the windows' count.
+const MIN_PARTIAL_COPIES: u32 = 2;
+
+/// How many copies of a set to make when `fit` copies (copy 0 included)
+/// have room: one per window where they fit (one bucket set); else the
+/// fewest bucket sets `fit` allows, with the fewest copies that give them
+/// (13 windows in 3 sets take 5 copies, not 6); none where fewer than
+/// MIN_PARTIAL_COPIES fit.
+fn copies_that_fit(windows: u32, fit: u32) -> Option<u32> {
+    if fit >= windows {
+        return Some(windows);
+    }
+    if fit < MIN_PARTIAL_COPIES {
+        return None;
+    }
+    let sets = windows.div_ceil(fit);
+    Some(windows.div_ceil(sets))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copies_that_fit;
+
+    #[test]
+    fn copies_fill_the_room_in_even_sets() {
+        // 13 windows (20 bits).
+        assert_eq!(copies_that_fit(13, u32::MAX), Some(13));
+        assert_eq!(copies_that_fit(13, 13), Some(13));
+        assert_eq!(copies_that_fit(13, 12), Some(7)); // 2 sets
+        assert_eq!(copies_that_fit(13, 7), Some(7));
+        assert_eq!(copies_that_fit(13, 6), Some(5)); // 3 sets: 5, 5, 3
+        assert_eq!(copies_that_fit(13, 4), Some(4)); // 4 sets
+        assert_eq!(copies_that_fit(13, 2), Some(2)); // 7 sets
+        assert_eq!(copies_that_fit(13, 1), None);
+        assert_eq!(copies_that_fit(13, 0), None);
+        for windows in [13, 16, 64] {
+            for fit in 2..windows {
+                let copies = copies_that_fit(windows, fit).unwrap();
+                assert!(copies <= fit);
+                let sets = windows.div_ceil(copies);
+                assert_eq!(sets, windows.div_ceil(fit), "the fewest sets");
+                assert!(windows.div_ceil(copies - 1) > sets, "the fewest copies");
+            }
+        }
     }
 }
