@@ -3,6 +3,7 @@
 //! where it lies.
 
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
@@ -383,8 +384,14 @@ impl HInputs {
             .chunks_mut(piece)
             .zip(b_region.chunks_mut(piece))
             .zip(c_region.chunks_mut(piece));
+        // Where the upload's time goes, for the debug log: filling the
+        // pieces, queueing their copies, and waiting for the last to land.
+        let (mut filling, mut queueing) = (Duration::ZERO, Duration::ZERO);
         for (k, ((a, b), c)) in pieces.enumerate() {
+            let began = Instant::now();
             fill(k * piece, [&mut *a, &mut *b, &mut *c])?;
+            let filled = Instant::now();
+            filling += filled - began;
             for (slot, (staged, to)) in [&*a, &*b, &*c].into_iter().zip(&targets).enumerate() {
                 // SAFETY: `staged` is pinned memory of staged.len() scalars,
                 // a region no other piece uses, untouched until the stream
@@ -404,8 +411,16 @@ impl HInputs {
                 }
                 .map_err(GpuError::from)?;
             }
+            queueing += filled.elapsed();
         }
+        let waited = Instant::now();
         ffi::finish_uploads(stream).map_err(GpuError::from)?;
+        log::debug!(
+            "a, b, c staged: {n} rows filled in {:.3} s, copies queued in {:.3} s, the last landed {:.3} s later",
+            filling.as_secs_f64(),
+            queueing.as_secs_f64(),
+            waited.elapsed().as_secs_f64()
+        );
         let [a, b, c] = targets;
         Ok(Self { a, b, c })
     }
