@@ -106,10 +106,11 @@ fn copy_if_room<G: GpuCurve>(
     let fit = u32::try_from(fit_free.min(fit_budget)).unwrap_or(u32::MAX);
     let Some(copies) = copies_that_fit(windows, fit, most_bucket_sets(set.len())) else {
         log::debug!(
-            "no shifted copies of {name}: {} MiB a copy, {} MiB kept for proofs, {} MiB free",
+            "no shifted copies of {name}: {} MiB a copy, {} MiB kept for proofs, {} MiB free, {} MiB of budget left",
             per_copy >> 20,
             reserve >> 20,
-            free >> 20
+            free >> 20,
+            *budget >> 20
         );
         return;
     };
