@@ -94,6 +94,12 @@ impl DeviceScalars {
 /// it run at the bus's speed, where copies from ordinary memory go through
 /// the driver's bounce buffers.
 pub struct PinnedStaging {
+    // Dropped first: it waits for the copies still reading the memory.
+    /// The stream staged a, b, c uploads go through, kept from one upload
+    /// to the next: in single 2^24 proofs, a stream made and destroyed per
+    /// upload kept the H lane from its inputs for ~0.65 s after they had
+    /// landed (NOTES-gpu.md, eighteenth session).
+    stream: Option<cxx::UniquePtr<ffi::UploadStream>>,
     handle: cxx::UniquePtr<ffi::PinnedScalars>,
 }
 
@@ -106,6 +112,7 @@ impl PinnedStaging {
     /// refuses to lock that much.
     pub fn new(len: usize) -> Result<Self, GpuError> {
         Ok(Self {
+            stream: None,
             handle: ffi::alloc_pinned_scalars(len)?,
         })
     }
@@ -122,14 +129,32 @@ impl PinnedStaging {
 
     /// The scalars, to fill before an upload.
     pub fn as_mut_slice(&mut self) -> &mut [Scalar] {
-        let len = self.len();
-        if len == 0 {
-            return &mut [];
+        pinned_slice(&self.handle)
+    }
+
+    /// The scalars and the upload stream for the guard's device, borrowed
+    /// together; the stream is made on first use and again when the device
+    /// changes.
+    fn slice_and_stream(
+        &mut self,
+        guard: &DeviceGuard<'_>,
+    ) -> Result<(&mut [Scalar], &ffi::UploadStream), GpuError> {
+        let ordinal = guard.device().ordinal();
+        let kept = self
+            .stream
+            .as_ref()
+            .and_then(|stream| stream.as_ref())
+            .is_some_and(|stream| stream.upload_stream_ordinal() == ordinal);
+        if !kept {
+            self.stream = None;
+            self.stream = Some(ffi::new_upload_stream(guard.ffi_device())?);
         }
-        // SAFETY: the C++ side allocated and zeroed `len` scalars of four
-        // words (any bit pattern is a valid blst_fr); `&mut self` makes this
-        // the only view for the borrow's life.
-        unsafe { std::slice::from_raw_parts_mut(self.inner().pinned_data().cast::<Scalar>(), len) }
+        let stream = self
+            .stream
+            .as_ref()
+            .and_then(|stream| stream.as_ref())
+            .expect("new_upload_stream never returns null");
+        Ok((pinned_slice(&self.handle), stream))
     }
 
     fn inner(&self) -> &ffi::PinnedScalars {
@@ -137,6 +162,23 @@ impl PinnedStaging {
             .as_ref()
             .expect("alloc_pinned_scalars never returns null")
     }
+}
+
+/// The scalars of a pinned allocation, mutable: callers hold its owner
+/// mutably, so this is the only view for the borrow's life.
+#[allow(clippy::mut_from_ref)]
+fn pinned_slice(handle: &cxx::UniquePtr<ffi::PinnedScalars>) -> &mut [Scalar] {
+    let pinned = handle
+        .as_ref()
+        .expect("alloc_pinned_scalars never returns null");
+    let len = pinned.pinned_len();
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: the C++ side allocated and zeroed `len` scalars of four words
+    // (any bit pattern is a valid blst_fr); both callers borrow the owner
+    // mutably, so no other view exists while this one lives.
+    unsafe { std::slice::from_raw_parts_mut(pinned.pinned_data().cast::<Scalar>(), len) }
 }
 
 /// Host scalars to one device through two pinned slots: rayon copies the
@@ -356,7 +398,7 @@ impl HInputs {
         domain: &Domain,
         n: usize,
         staging: &mut PinnedStaging,
-        mut fill: impl FnMut(usize, [&mut [Scalar]; 3]) -> Result<(), E>,
+        fill: impl FnMut(usize, [&mut [Scalar]; 3]) -> Result<(), E>,
     ) -> Result<Self, E> {
         let m = domain.size();
         if n > m || staging.len() < 3 * n {
@@ -371,56 +413,12 @@ impl HInputs {
             DeviceScalars::upload(guard, &[], m)?,
             DeviceScalars::upload(guard, &[], m)?,
         ];
-        // Made after the targets so that, on an early return, it is dropped
-        // first: its drop waits for the copies still writing into them.
-        let stream = ffi::new_upload_stream(guard.ffi_device()).map_err(GpuError::from)?;
-        let stream = stream
-            .as_ref()
-            .expect("new_upload_stream never returns null");
-        let piece = ScalarUploader::PIECE;
-        let (a_region, rest) = staging.as_mut_slice()[..3 * n].split_at_mut(n);
-        let (b_region, c_region) = rest.split_at_mut(n);
-        let pieces = a_region
-            .chunks_mut(piece)
-            .zip(b_region.chunks_mut(piece))
-            .zip(c_region.chunks_mut(piece));
-        // Where the upload's time goes, for the debug log: filling the
-        // pieces, queueing their copies, and waiting for the last to land.
-        let (mut filling, mut queueing) = (Duration::ZERO, Duration::ZERO);
-        for (k, ((a, b), c)) in pieces.enumerate() {
-            let began = Instant::now();
-            fill(k * piece, [&mut *a, &mut *b, &mut *c])?;
-            let filled = Instant::now();
-            filling += filled - began;
-            for (slot, (staged, to)) in [&*a, &*b, &*c].into_iter().zip(&targets).enumerate() {
-                // SAFETY: `staged` is pinned memory of staged.len() scalars,
-                // a region no other piece uses, untouched until the stream
-                // is finished below (or dropped, which waits for its
-                // copies); the C++ side checks the device and the range of
-                // `to`.
-                unsafe {
-                    ffi::queue_upload(
-                        guard.ffi_device(),
-                        stream,
-                        slot % 2,
-                        staged.as_ptr().cast::<u64>(),
-                        staged.len(),
-                        to.inner(),
-                        k * piece,
-                    )
-                }
-                .map_err(GpuError::from)?;
-            }
-            queueing += filled.elapsed();
-        }
-        let waited = Instant::now();
-        ffi::finish_uploads(stream).map_err(GpuError::from)?;
-        log::debug!(
-            "a, b, c staged: {n} rows filled in {:.3} s, copies queued in {:.3} s, the last landed {:.3} s later",
-            filling.as_secs_f64(),
-            queueing.as_secs_f64(),
-            waited.elapsed().as_secs_f64()
-        );
+        let (staged, stream) = staging.slice_and_stream(guard)?;
+        let queued = queue_pieces(guard, n, staged, stream, &targets, fill);
+        // Every copy has landed (or stopped) before the targets can drop.
+        let finished = ffi::finish_uploads(stream).map_err(GpuError::from);
+        queued?;
+        finished?;
         let [a, b, c] = targets;
         Ok(Self { a, b, c })
     }
@@ -457,6 +455,60 @@ impl HInputs {
         }?;
         Ok((self.a, device_ms))
     }
+}
+
+/// Fills the staging buffer `staged` with n rows of a, b, c a piece at a
+/// time through `fill`, queueing each piece's copies into `targets` on
+/// `stream` as soon as it is filled; the caller waits for the stream.
+fn queue_pieces<E: From<GpuError>>(
+    guard: &DeviceGuard<'_>,
+    n: usize,
+    staged: &mut [Scalar],
+    stream: &ffi::UploadStream,
+    targets: &[DeviceScalars; 3],
+    mut fill: impl FnMut(usize, [&mut [Scalar]; 3]) -> Result<(), E>,
+) -> Result<(), E> {
+    let piece = ScalarUploader::PIECE;
+    let (a_region, rest) = staged[..3 * n].split_at_mut(n);
+    let (b_region, c_region) = rest.split_at_mut(n);
+    let pieces = a_region
+        .chunks_mut(piece)
+        .zip(b_region.chunks_mut(piece))
+        .zip(c_region.chunks_mut(piece));
+    // Where the upload's time goes, for the debug log: filling the pieces
+    // and queueing their copies.
+    let (mut filling, mut queueing) = (Duration::ZERO, Duration::ZERO);
+    for (k, ((a, b), c)) in pieces.enumerate() {
+        let began = Instant::now();
+        fill(k * piece, [&mut *a, &mut *b, &mut *c])?;
+        let filled = Instant::now();
+        filling += filled - began;
+        for (slot, (staged, to)) in [&*a, &*b, &*c].into_iter().zip(targets).enumerate() {
+            // SAFETY: `staged` is pinned memory of staged.len() scalars, a
+            // region no other piece uses, untouched until the caller has
+            // waited for the stream; the C++ side checks the device and the
+            // range of `to`.
+            unsafe {
+                ffi::queue_upload(
+                    guard.ffi_device(),
+                    stream,
+                    slot % 2,
+                    staged.as_ptr().cast::<u64>(),
+                    staged.len(),
+                    to.inner(),
+                    k * piece,
+                )
+            }
+            .map_err(GpuError::from)?;
+        }
+        queueing += filled.elapsed();
+    }
+    log::debug!(
+        "a, b, c staged: {n} rows filled in {:.3} s, copies queued in {:.3} s",
+        filling.as_secs_f64(),
+        queueing.as_secs_f64()
+    );
+    Ok(())
 }
 
 /// The H polynomial on the guard's device: [`HInputs::upload`] then
