@@ -71,7 +71,7 @@ pub(super) struct ResidentKey {
     /// proof (None: pinning was refused).
     staging: Mutex<Option<PinnedStaging>>,
     /// Host vectors for a proof's l, a and b scalars, reused across proofs.
-    pub scalar_buffers: ScalarBuffers,
+    pub scalar_buffers: Arc<ScalarBuffers>,
     /// The A, B, C of the last shape proved with this key, on its device,
     /// by the shape's identity; None until a shaped proof uploads them, or
     /// where they did not fit.
@@ -265,7 +265,7 @@ impl GpuProvingKey {
         let mut inner = ResidentKey {
             vk: key.vk.clone(),
             staging: Mutex::new(pinned_staging(&sizes)),
-            scalar_buffers: ScalarBuffers::pinned(guard, sizes.ic + sizes.l),
+            scalar_buffers: Arc::new(ScalarBuffers::pinned(guard, sizes.ic + sizes.l)),
             device_shape: Mutex::new(None),
             split_rate: MeasuredRate::default(),
             sizes,

@@ -16,6 +16,7 @@
 //! # Ok(()) }
 //! ```
 
+mod arrivals;
 mod auto;
 mod copies;
 mod division;

@@ -3,17 +3,18 @@
 //! the next circuit); finishing waits for it on that same device.
 
 use std::sync::mpsc::{self, Receiver};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::thread::{JoinHandle, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 use blstrs::{G1Projective, G2Projective, Scalar};
 use group::Group;
 
+use super::arrivals::ScalarArrivals;
 use super::division::{base_range, cost, plan, share_cost, GeneralPart};
 use super::input::ProofInput;
 use super::key::{ensure_free_memory, proof_working_bytes, GpuProvingKey, ResidentKey};
-use super::split::{ProofScalars, ScalarBuffers, SplitScalars};
+use super::split::SplitScalars;
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{GpuCurve, HInputs, ResidentBases};
 use crate::device::{Device, DeviceGuard, DeviceMutex, GpuError};
@@ -84,16 +85,17 @@ struct Started<T> {
 /// The host part of a proof on the guard's device, where `key` is
 /// resident: the free-memory check, then `start_lanes` on a thread of its
 /// own while this thread (which holds the guard) uploads a, b, c and
-/// another splits the l, a, b scalars. Each reaches the lanes through a
-/// channel as soon as it is ready, so the G1 and G2 lanes start on the
-/// split scalars while a, b, c are still crossing the bus, and the H lane
-/// once they have landed; a channel closed empty means that part failed.
+/// another splits the b, a, l scalars. Each reaches the lanes as soon as
+/// it is ready (a, b, c through a channel, each split vector through the
+/// arrivals), so the MSM lanes start on their scalars while a, b, c are
+/// still crossing the bus, and the H lane once they have landed; a channel
+/// or an arrival closed empty means that part failed.
 fn upload_then_start<T: Send>(
     guard: &DeviceGuard<'_>,
     key: &ResidentKey,
     domain: &Domain,
     input: ProofInput<'_>,
-    start_lanes: impl FnOnce(Receiver<HInputs>, Receiver<ProofScalars>) -> Result<T, Error> + Send,
+    start_lanes: impl FnOnce(Receiver<HInputs>, Arc<ScalarArrivals>) -> Result<T, Error> + Send,
 ) -> Result<Started<T>, Error> {
     ensure_free_memory(
         guard.device(),
@@ -101,15 +103,12 @@ fn upload_then_start<T: Send>(
         proof_working_bytes(&key.sizes),
     )?;
     let started = Instant::now();
-    let (send_scalars, scalars) = mpsc::sync_channel(1);
+    let (splitter, scalars) = ScalarArrivals::new(key.scalar_buffers.clone());
     let (send_inputs, inputs) = mpsc::sync_channel(1);
     Ok(std::thread::scope(|scope| {
         let split = scope.spawn(move || {
-            let scalars = ProofScalars::of(&input.witness(), &key.scalar_buffers);
-            let done = started.elapsed();
-            // The lanes may already have stopped on an error: nothing to do.
-            let _ = send_scalars.send(scalars);
-            done
+            splitter.split(&input.witness(), started);
+            started.elapsed()
         });
         let lanes = scope.spawn(move || start_lanes(inputs, scalars));
         let upload = key.upload_inputs(guard, domain, input);
@@ -187,20 +186,14 @@ fn start(
     let worker_device = device.duplicate()?;
     let worker_key = key.clone();
     let worker_domain = domain.clone();
-    let spawn_worker = move |inputs: Receiver<HInputs>, scalars: Receiver<ProofScalars>| {
+    let spawn_worker = move |inputs: Receiver<HInputs>, scalars: Arc<ScalarArrivals>| {
         std::thread::Builder::new()
             .name(format!("groth16-gpu-{}", worker_device.ordinal()))
             .spawn(move || {
                 let placement = Placement {
                     devices: vec![(worker_device, &*worker_key.inner)],
                 };
-                run_lanes(
-                    placement,
-                    &worker_domain,
-                    inputs,
-                    scalars,
-                    &worker_key.inner.scalar_buffers,
-                )
+                run_lanes(placement, &worker_domain, inputs, &scalars)
             })
             .map_err(|e| {
                 Error::from(GpuError::Native(format!(
@@ -294,18 +287,17 @@ type DevicePart = (
 
 /// Runs the lanes; the stage times they report overlap (a stage split over
 /// devices reports its longest part). The H lane starts once a, b, c have
-/// landed; the others once the split scalars arrive, which go back to
-/// `buffers` at the end.
+/// landed. On one device every MSM is whole there, and each MSM lane starts
+/// as soon as its own scalars arrive; over several, the shares are planned
+/// from all three vectors' costs, so the lanes start once the split ends.
 fn run_lanes(
     placement: Placement<'_>,
     domain: &Domain,
     inputs: Receiver<HInputs>,
-    scalars: Receiver<ProofScalars>,
-    buffers: &ScalarBuffers,
+    scalars: &ScalarArrivals,
 ) -> WorkerResult {
     let (h_device, h_key) = (placement.devices[0].0.duplicate()?, placement.devices[0].1);
     let origin = Instant::now();
-    let received = OnceLock::new();
     let h_began = OnceLock::new();
     let lanes = std::thread::scope(|scope| {
         let h_began_at = &h_began;
@@ -329,51 +321,49 @@ fn run_lanes(
             })
             .map(|(h_lane, _)| h_lane)
         });
-        let Ok(scalars) = scalars.recv() else {
-            let _ = join_lane(h);
-            return Err(Error::from(GpuError::Native(
-                "splitting a proof's scalars panicked".into(),
-            )));
+        let plan = if placement.devices.len() == 1 {
+            SharePlan::whole()
+        } else {
+            match plan_shares(
+                placement.devices.len(),
+                domain,
+                h_key,
+                &h_began,
+                scalars,
+                origin,
+            ) {
+                Some(plan) => plan,
+                None => {
+                    let _ = join_lane(h);
+                    return Err(Error::from(split_failed()));
+                }
+            }
         };
-        let scalars: &ProofScalars = received.get_or_init(|| scalars);
-        // The H lane may have been running alone since a, b, c landed: at
-        // the rate measured last time, part of its work is done.
-        let planned = origin.elapsed();
-        let h_cost = domain.size() as f64 * cost::H_DOMAIN_POINT;
-        let h_ran = h_began
-            .get()
-            .map_or(0.0, |began| began.elapsed().as_secs_f64());
-        let h_left = (h_cost - h_key.split_rate.get() * h_ran).max(0.0);
-        let costs = msm_costs(scalars);
-        let shares = plan(placement.devices.len(), h_left, &costs);
-        log::debug!(
-            "scalars split {:.3} s after the lanes started; costs H {h_cost:.3e} ({h_left:.3e} left), MSMs {costs:.2?}; shares {shares:.3?}",
-            planned.as_secs_f64()
-        );
         let mut parts = Vec::with_capacity(placement.devices.len());
-        for ((device, key), share) in placement.devices.iter().zip(&shares) {
+        for ((device, key), share) in placement.devices.iter().zip(&plan.shares) {
             let key: &ResidentKey = key;
             let [l_share, a_share, b_g1_share, b_g2_share] =
                 [share[0], share[1], share[2], share[3]];
             let l = msm_lane(scope, device, "L", origin, move |guard, t| {
-                timed(&mut t.msm_l, || {
-                    part_msm(guard, &key.l, &scalars.l, l_share)
-                })
+                let l = arrived(scalars.l())?;
+                timed(&mut t.msm_l, || part_msm(guard, &key.l, l, l_share))
             });
-            // a and b_g1 one after the other: a lane each measured no faster
-            // (2^20 and 2^22, one H200) and holds one more MSM's scratch.
+            // b_g1 then a, one after the other (b arrives first): a lane each
+            // measured no faster (2^20 and 2^22, one H200) and holds one more
+            // MSM's scratch.
             let g1 = msm_lane(scope, device, "G1", origin, move |guard, t| {
-                let a = timed(&mut t.msm_a, || {
-                    part_msm(guard, &key.a, &scalars.a, a_share)
-                })?;
+                let b = arrived(scalars.b())?;
                 let b_g1 = timed(&mut t.msm_b_g1, || {
-                    part_msm(guard, &key.b_g1, &scalars.b, b_g1_share)
+                    part_msm(guard, &key.b_g1, b, b_g1_share)
                 })?;
+                let a = arrived(scalars.a())?;
+                let a = timed(&mut t.msm_a, || part_msm(guard, &key.a, a, a_share))?;
                 Ok((a, b_g1))
             });
             let g2 = msm_lane(scope, device, "G2", origin, move |guard, t| {
+                let b = arrived(scalars.b())?;
                 timed(&mut t.msm_b_g2, || {
-                    part_msm(guard, &key.b_g2, &scalars.b, b_g2_share)
+                    part_msm(guard, &key.b_g2, b, b_g2_share)
                 })
             });
             parts.push((l, g1, g2));
@@ -391,12 +381,9 @@ fn run_lanes(
                 Ok(((l, a, b_g1), b_g2, t, l_end.max(g1_end).max(g2_end)))
             })
             .collect();
-        Ok((h, parts, shares, costs, planned))
+        Ok((h, parts, plan))
     });
-    if let Some(scalars) = received.into_inner() {
-        scalars.recycle(buffers);
-    }
-    let (h_lane, parts, shares, costs, planned) = lanes?;
+    let (h_lane, parts, plan) = lanes?;
     let (h, mut times) = h_lane?;
     let mut sums = MsmSums {
         h,
@@ -410,9 +397,9 @@ fn run_lanes(
     for (d, part) in parts.into_iter().enumerate() {
         let ((l, a, b_g1), b_g2, t, finished) = part?;
         // Devices without the H lane worked on their shares alone.
-        let busy = finished.saturating_sub(planned).as_secs_f64();
+        let busy = finished.saturating_sub(plan.planned).as_secs_f64();
         if d > 0 && busy > 0.0 {
-            rates.push(share_cost(&shares[d], &costs) / busy);
+            rates.push(share_cost(&plan.shares[d], &plan.costs) / busy);
         }
         sums.l += l;
         sums.a += a;
@@ -429,14 +416,74 @@ fn run_lanes(
     Ok((sums, times))
 }
 
+/// How the l, a, b_g1 and b_g2 MSMs are dealt out over the devices: each
+/// device's share of each (`division::plan`), the costs they were planned
+/// from, and when, after the lanes' start.
+struct SharePlan {
+    shares: Vec<Vec<(f64, f64)>>,
+    costs: [f64; 4],
+    planned: Duration,
+}
+
+impl SharePlan {
+    /// Every MSM whole on one device: nothing to wait for.
+    fn whole() -> Self {
+        Self {
+            shares: plan(1, 0.0, &[0.0; 4]),
+            costs: [0.0; 4],
+            planned: Duration::ZERO,
+        }
+    }
+}
+
+/// The shares over `devices` once all the split scalars have arrived (None:
+/// the split failed). The H lane may have been running alone since a, b, c
+/// landed: at the rate measured last time, part of its work is done.
+fn plan_shares(
+    devices: usize,
+    domain: &Domain,
+    h_key: &ResidentKey,
+    h_began: &OnceLock<Instant>,
+    scalars: &ScalarArrivals,
+    origin: Instant,
+) -> Option<SharePlan> {
+    let (b, a, l) = (scalars.b()?, scalars.a()?, scalars.l()?);
+    let planned = origin.elapsed();
+    let h_cost = domain.size() as f64 * cost::H_DOMAIN_POINT;
+    let h_ran = h_began
+        .get()
+        .map_or(0.0, |began| began.elapsed().as_secs_f64());
+    let h_left = (h_cost - h_key.split_rate.get() * h_ran).max(0.0);
+    let costs = msm_costs(l, a, b);
+    let shares = plan(devices, h_left, &costs);
+    log::debug!(
+        "scalars split {:.3} s after the lanes started; costs H {h_cost:.3e} ({h_left:.3e} left), MSMs {costs:.2?}; shares {shares:.3?}",
+        planned.as_secs_f64()
+    );
+    Some(SharePlan {
+        shares,
+        costs,
+        planned,
+    })
+}
+
+fn split_failed() -> GpuError {
+    GpuError::Native("splitting a proof's scalars failed".into())
+}
+
+/// A lane's scalars, or why they never came.
+fn arrived(scalars: Option<&SplitScalars>) -> Result<&SplitScalars, GpuError> {
+    scalars.ok_or_else(split_failed)
+}
+
 /// The device cost of each divided MSM: l, a, b_g1, b_g2, in the order
 /// [`plan`] lays them out (G2 last, on the last device).
-fn msm_costs(scalars: &ProofScalars) -> [f64; 4] {
+fn msm_costs(l: &SplitScalars, a: &SplitScalars, b: &SplitScalars) -> [f64; 4] {
     [
-        scalars.l.cost(cost::G1_GENERAL, cost::G1_ONE),
-        scalars.a.cost(cost::G1_GENERAL, cost::G1_ONE),
-        scalars.b.cost(cost::G1_GENERAL, cost::G1_ONE),
-        scalars.b.cost(cost::G2_GENERAL, cost::G2_ONE),
+        l.cost(cost::G1_GENERAL, cost::G1_ONE),
+        a.cost(cost::G1_GENERAL, cost::G1_ONE),
+        b.cost(cost::G1_GENERAL, cost::G1_ONE),
+        b.cost(cost::G2_GENERAL, cost::G2_ONE),
     ]
 }
 
@@ -474,13 +521,12 @@ pub fn prove_split(
             .collect::<Result<_, GpuError>>()?,
     };
     let domain = Domain::new(assignment.num_constraints())?;
-    let buffers = &keys[0].inner.scalar_buffers;
     let started = upload_then_start(
         guards[0],
         &keys[0].inner,
         &domain,
         ProofInput::Evaluated(assignment),
-        |inputs, scalars| run_lanes(placement, &domain, inputs, scalars, buffers),
+        |inputs, scalars| run_lanes(placement, &domain, inputs, &scalars),
     )?;
     // The lanes have finished here: an upload error is the cause of theirs.
     let upload = started.upload?;

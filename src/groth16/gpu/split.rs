@@ -11,7 +11,6 @@ use rayon::prelude::*;
 use crate::backend::cpu::msm::is_general;
 use crate::backend::cuda::PinnedVec;
 use crate::device::DeviceGuard;
-use crate::groth16::prover::ProverWitness;
 
 /// The scalars of one MSM that its bucket MSM takes.
 pub(super) enum GeneralScalars {
@@ -76,6 +75,12 @@ impl ScalarBuffers {
             Some(place) => kept.swap_remove(place),
             None => PinnedVec::from(Vec::with_capacity(capacity)),
         }
+    }
+
+    /// How many buffers are kept now.
+    #[cfg(test)]
+    pub fn kept(&self) -> usize {
+        self.0.lock().len()
     }
 
     /// Keeps `buffer`'s allocation for a later proof.
@@ -199,51 +204,4 @@ fn sparse(scalars: &[Scalar]) -> GeneralScalars {
         .map(|(i, value)| (*value, i as u32))
         .unzip();
     GeneralScalars::Sparse { values, indices }
-}
-
-/// The l, a and b scalars of a proof (b serves the G1 and the G2 query).
-pub(super) struct ProofScalars {
-    pub l: SplitScalars,
-    pub a: SplitScalars,
-    pub b: SplitScalars,
-}
-
-impl ProofScalars {
-    pub fn of(witness: &ProverWitness<'_>, buffers: &ScalarBuffers) -> Self {
-        let (input, aux) = (witness.input, witness.aux);
-        let capacity = input.len() + aux.len();
-        let ((l, a), b) = rayon::join(
-            || {
-                rayon::join(
-                    || SplitScalars::from_slice(aux, buffers, capacity),
-                    || {
-                        let mut a = buffers.take(capacity);
-                        a.fill(|a| {
-                            a.extend_from_slice(input);
-                            witness.a_aux_density.par_select_into(aux, a);
-                        });
-                        SplitScalars::from_vec(a, buffers)
-                    },
-                )
-            },
-            || {
-                let mut b = buffers.take(capacity);
-                b.fill(|b| {
-                    witness.b_input_density.par_select_into(input, b);
-                    witness.b_aux_density.par_select_into(aux, b);
-                });
-                SplitScalars::from_vec(b, buffers)
-            },
-        );
-        Self { l, a, b }
-    }
-
-    /// Hands the dense vectors back to `buffers` for the next proof.
-    pub fn recycle(self, buffers: &ScalarBuffers) {
-        for split in [self.l, self.a, self.b] {
-            if let GeneralScalars::Dense(values) = split.general {
-                buffers.give(values);
-            }
-        }
-    }
 }
