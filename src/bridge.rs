@@ -86,7 +86,7 @@ pub(crate) mod ffi {
             copies: u32,
         ) -> Result<UniquePtr<MsmBases>>;
         /// Copies precompute_msm_bases makes of `len` bases for `bits`-bit
-        /// windows (0: its own choice); bits outside 4..=22 an error.
+        /// windows (0: its own choice); bits outside 4..=24 an error.
         fn shifted_copy_count(len: usize, bits: u32) -> Result<u32>;
         /// Points from which an MSM goes through shifted copies.
         fn msm_copies_from() -> usize;
@@ -144,6 +144,9 @@ pub(crate) mod ffi {
         ) -> Result<()>;
         /// Caps the points of one MSM chunk (0: none), for tests.
         fn set_msm_chunk_cap_for_tests(points: usize);
+        /// Lowers the first-level threads kept as blocks grow (0: the
+        /// default), for tests.
+        fn set_msm_first_level_threads_for_tests(threads: usize);
         /// Forces the window bits of later device MSMs (0: none), for
         /// benchmarks; outside 4..=20 an error.
         fn set_msm_window_bits_for_tests(bits: u32) -> Result<()>;

@@ -16,7 +16,8 @@ use circuits::FieldHeavy;
 use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
-    copies_from, pack_bits, reserve_device_memory, set_msm_chunk_cap_for_tests, ResidentBases,
+    copies_from, pack_bits, reserve_device_memory, set_msm_chunk_cap_for_tests,
+    set_msm_first_level_threads_for_tests, ResidentBases,
 };
 use groth16_gpu::generate_parameters_for_shape_random;
 use groth16_gpu::groth16::gpu::{prove_on_device, GpuProvingKey, ShiftedCopies};
@@ -111,7 +112,7 @@ fn reference_msm_through_copies_matches_blstrs() {
     }
     let scalars = random_scalars(3, &mut rng);
     let bases = random_bases::<G1Affine>(3, &mut rng);
-    for bits in [0, 3, 23] {
+    for bits in [0, 3, 25] {
         assert!(reference::msm_through_copies(&bases, &scalars, bits).is_err());
     }
 }
@@ -334,6 +335,32 @@ fn gpu_msm_through_copies_in_chunks_matches_blstrs() {
     });
 }
 
+/// Blocks of sorted entries as long as a 2^24-point MSM's (up to 512 a
+/// thread, several buckets' worth) at a test's size, through copies: awkward
+/// bases, random and special scalars, one heavy bucket.
+#[test]
+fn gpu_msm_through_copies_in_long_blocks_matches_blstrs() {
+    on_each_device(|guard, rng| {
+        let n = copies_from() + 9;
+        let bases = awkward_bases::<G1Affine>(n, rng);
+        let mut resident = ResidentBases::upload(guard, &bases).unwrap();
+        resident.precompute(guard, Some(16)).unwrap();
+        let mut cases = special_scalars(n, rng);
+        cases.push(("random", random_scalars(n, rng)));
+        // Only the blocks' length changes, never a result: other tests of
+        // this binary may run meanwhile.
+        set_msm_first_level_threads_for_tests(Some(2000));
+        let got: Vec<_> = cases
+            .iter()
+            .map(|(_, scalars)| resident.msm(guard, scalars))
+            .collect();
+        set_msm_first_level_threads_for_tests(None);
+        for ((name, scalars), got) in cases.iter().zip(got) {
+            assert_eq!(got.unwrap(), expected_g1(&bases, scalars), "{name}");
+        }
+    });
+}
+
 #[test]
 fn gpu_msm_g2_through_copies_matches_blstrs() {
     on_each_device(|guard, rng| {
@@ -368,7 +395,7 @@ fn gpu_copies_refuse_what_they_cannot_make() {
     for device in &devices {
         let guard = device.lock();
         let mut resident = ResidentBases::upload(&guard, &bases).unwrap();
-        for bits in [3, 23] {
+        for bits in [3, 25] {
             assert!(
                 resident.precompute(&guard, Some(bits)).is_err(),
                 "{bits} bits"

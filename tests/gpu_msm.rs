@@ -19,10 +19,10 @@ use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
     batch_add_g1, batch_add_g2, is_pinned, msm_g1, msm_g2, pack_bits, reserve_device_memory,
-    set_msm_chunk_cap_for_tests, set_msm_window_bits_for_tests, GpuCurve, PinnedStaging,
-    ResidentBases, ScalarUploader,
+    set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests,
+    set_msm_window_bits_for_tests, GpuCurve, PinnedStaging, ResidentBases, ScalarUploader,
 };
-use groth16_gpu::device::{Device, DeviceMutex};
+use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
 use group::prime::PrimeCurveAffine;
 use msm_inputs::{
     awkward_bases, exclusive_device_memory, expected_g1, expected_g2, expected_selected, fp2_words,
@@ -690,28 +690,39 @@ fn gpu_ranges_of_resident_bases_add_up_to_the_whole() {
     });
 }
 
-/// Lifts the process-wide chunk cap when dropped, even when a check fails.
-struct ChunkCap;
+/// Sets a process-wide test knob; puts it back when dropped, even when a
+/// check fails.
+struct Knob(fn());
 
-impl ChunkCap {
-    fn set(points: usize) -> Self {
+impl Knob {
+    fn chunk_cap(points: usize) -> Self {
         set_msm_chunk_cap_for_tests(Some(points));
-        ChunkCap
+        Knob(|| set_msm_chunk_cap_for_tests(None))
+    }
+
+    fn first_level_threads(threads: usize) -> Self {
+        set_msm_first_level_threads_for_tests(Some(threads));
+        Knob(|| set_msm_first_level_threads_for_tests(None))
     }
 }
 
-impl Drop for ChunkCap {
+impl Drop for Knob {
     fn drop(&mut self) {
-        set_msm_chunk_cap_for_tests(None);
+        (self.0)();
     }
 }
 
-/// MSMs split into chunks (how sets larger than free memory, or of 2^27
-/// points, run): chunks that do not divide the points, a one-point last
-/// chunk, ranges, indexed subsets and special scalars, G1 and G2.
-#[test]
-fn gpu_msm_in_many_chunks_matches_blstrs() {
-    // Exclusive: the cap holds for every MSM in the process while it is set.
+/// 2^16 + 7 random G1 and G2 bases, on the host and resident.
+struct KnobCase {
+    g1: Vec<G1Affine>,
+    g2: Vec<G2Affine>,
+    resident: ResidentBases<G1Affine>,
+    resident_g2: ResidentBases<G2Affine>,
+}
+
+/// Runs `check` on each device with a KnobCase, holding the device memory
+/// exclusively: a knob holds for every MSM in the process while it is set.
+fn on_each_device_with_knobs(check: impl Fn(&DeviceGuard<'_>, &KnobCase, &mut ChaCha20Rng)) {
     let _memory = exclusive_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
@@ -722,55 +733,119 @@ fn gpu_msm_in_many_chunks_matches_blstrs() {
     let g2 = random_bases::<G2Affine>(n, &mut rng);
     for device in &devices {
         let guard = device.lock();
-        let resident = ResidentBases::upload(&guard, &g1).expect("upload G1");
-        let resident_g2 = ResidentBases::upload(&guard, &g2).expect("upload G2");
-        let scalars = random_scalars(n, &mut rng);
-        let want = expected_g1(&g1, &scalars);
-        let want_g2 = expected_g2(&g2, &scalars);
+        let case = KnobCase {
+            resident: ResidentBases::upload(&guard, &g1).expect("upload G1"),
+            resident_g2: ResidentBases::upload(&guard, &g2).expect("upload G2"),
+            g1: g1.clone(),
+            g2: g2.clone(),
+        };
+        check(&guard, &case, &mut rng);
+    }
+}
+
+/// MSMs split into chunks (how sets larger than free memory, or of 2^27
+/// points, run): chunks that do not divide the points, a one-point last
+/// chunk, ranges, indexed subsets and special scalars, G1 and G2.
+#[test]
+fn gpu_msm_in_many_chunks_matches_blstrs() {
+    on_each_device_with_knobs(|guard, case, rng| {
+        let KnobCase {
+            g1,
+            g2,
+            resident,
+            resident_g2,
+        } = case;
+        let n = g1.len();
+        let scalars = random_scalars(n, rng);
+        let want = expected_g1(g1, &scalars);
+        let want_g2 = expected_g2(g2, &scalars);
         // 4096 splits n into 17 chunks, the last of 7 points; n - 1 leaves
         // a last chunk of one point.
         for cap in [4096, 10_000, n - 1] {
-            let _cap = ChunkCap::set(cap);
+            let _cap = Knob::chunk_cap(cap);
+            assert_eq!(msm_g1(guard, g1, &scalars).unwrap(), want, "G1, cap {cap}");
             assert_eq!(
-                msm_g1(&guard, &g1, &scalars).unwrap(),
-                want,
-                "G1, cap {cap}"
-            );
-            assert_eq!(
-                resident.msm(&guard, &scalars).unwrap(),
+                resident.msm(guard, &scalars).unwrap(),
                 want,
                 "staged G1, cap {cap}"
             );
             assert_eq!(
-                resident_g2.msm(&guard, &scalars).unwrap(),
+                resident_g2.msm(guard, &scalars).unwrap(),
                 want_g2,
                 "G2, cap {cap}"
             );
             assert_eq!(
                 resident
-                    .msm_range_direct(&guard, 100, &scalars[100..])
+                    .msm_range_direct(guard, 100, &scalars[100..])
                     .unwrap(),
                 expected_g1(&g1[100..], &scalars[100..]),
                 "G1 range, cap {cap}"
             );
         }
-        let _cap = ChunkCap::set(1000);
-        for (name, special) in special_scalars(5000, &mut rng) {
+        let _cap = Knob::chunk_cap(1000);
+        for (name, special) in special_scalars(5000, rng) {
             assert_eq!(
-                resident.msm(&guard, &special).unwrap(),
+                resident.msm(guard, &special).unwrap(),
                 expected_g1(&g1[..5000], &special),
                 "chunked {name}"
             );
         }
-        let indices: Vec<u32> = (0..6000).map(|_| rng.gen_range(0..n as u32)).collect();
-        let picked: Vec<G1Affine> = indices.iter().map(|&i| g1[i as usize]).collect();
-        let chosen = random_scalars(6000, &mut rng);
-        assert_eq!(
-            resident.msm_indexed(&guard, &chosen, &indices).unwrap(),
-            expected_g1(&picked, &chosen),
-            "chunked indexed"
-        );
-    }
+        check_indexed(guard, resident, g1, 6000, rng, "chunked indexed");
+    });
+}
+
+/// An MSM over `count` random picks (repeats likely) of the resident bases.
+fn check_indexed(
+    guard: &DeviceGuard<'_>,
+    resident: &ResidentBases<G1Affine>,
+    g1: &[G1Affine],
+    count: usize,
+    rng: &mut ChaCha20Rng,
+    what: &str,
+) {
+    let indices: Vec<u32> = (0..count)
+        .map(|_| rng.gen_range(0..g1.len() as u32))
+        .collect();
+    let picked: Vec<G1Affine> = indices.iter().map(|&i| g1[i as usize]).collect();
+    let chosen = random_scalars(count, rng);
+    assert_eq!(
+        resident.msm_indexed(guard, &chosen, &indices).unwrap(),
+        expected_g1(&picked, &chosen),
+        "{what}"
+    );
+}
+
+/// Blocks of sorted entries from 32 up to 512 a thread (what 2^24-point
+/// MSMs run), at sizes a test can check: G1 and G2, special scalars (one
+/// bucket spanning many blocks among them) and an indexed subset with
+/// repeats.
+#[test]
+fn gpu_msm_in_long_first_level_blocks_matches_blstrs() {
+    on_each_device_with_knobs(|guard, case, rng| {
+        let n = case.g1.len();
+        let scalars = random_scalars(n, rng);
+        let want_g2 = expected_g2(&case.g2, &scalars);
+        // n points in 13-bit windows (20 of them) make 1.31 M entries: a
+        // threshold of 40,000 threads keeps blocks of 32, 10,000 gives 128
+        // and 100 the longest, 512.
+        for threads in [40_000, 10_000, 100] {
+            let _threads = Knob::first_level_threads(threads);
+            assert_eq!(
+                case.resident_g2.msm(guard, &scalars).unwrap(),
+                want_g2,
+                "G2, {threads} threads"
+            );
+            for (name, special) in special_scalars(n, rng) {
+                assert_eq!(
+                    case.resident.msm(guard, &special).unwrap(),
+                    expected_g1(&case.g1, &special),
+                    "{name}, {threads} threads"
+                );
+            }
+            let what = format!("indexed, {threads} threads");
+            check_indexed(guard, &case.resident, &case.g1, n, rng, &what);
+        }
+    });
 }
 
 #[test]

@@ -14,6 +14,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,13 +23,42 @@
 #include "groth16_gpu/msm.h"
 #include "kernels.cuh"
 #include "layout.cuh"
+#include "phase_timer.cuh"
 #include "scoped.cuh"
 
 namespace groth16_gpu {
 namespace msm {
 
-/// Sorted entries per thread at the first level, items per task after it.
+/// Items per task in the levels after the first, and the shortest
+/// first-level block.
 constexpr uint32_t kDevicePerTask = 32;
+/// First-level threads worth keeping: about 16 waves of the G1 kernel on
+/// an H200 (32 of G2), so the last wave's tail stays small. At 2^19
+/// (8 waves) the blocks grew to 256 for G1 2^24 and the first level took
+/// 4 % longer (105 -> 109 ms), the levels 6 ms less.
+constexpr size_t kFirstLevelThreads = size_t(1) << 20;
+/// The longest first-level block.
+constexpr uint32_t kMaxFirstBlock = 512;
+
+/// Sorted entries per first-level thread for `entries` entries: doubled from
+/// kDevicePerTask while kFirstLevelThreads threads remain. Each block cut
+/// at a bucket end leaves one more partial sum for the levels after it, so
+/// longer blocks leave fewer (a 2^24-point MSM at c = 20 made ~14 a bucket
+/// with blocks of 32). G16_MSM_FIRST_BLOCK (32..4096) overrides it, for
+/// sweeps; the scratch's bounds hold for any block of at least 32.
+inline uint32_t first_level_block(size_t entries) {
+  size_t threads = msm_first_level_threads_for_tests();
+  if (threads == 0) threads = kFirstLevelThreads;
+  static const uint32_t forced = [] {
+    const char* text = std::getenv("G16_MSM_FIRST_BLOCK");
+    long value = text ? std::strtol(text, nullptr, 10) : 0;
+    return value >= kDevicePerTask && value <= 4096 ? static_cast<uint32_t>(value) : 0u;
+  }();
+  if (forced) return forced;
+  uint32_t block = kDevicePerTask;
+  while (block < kMaxFirstBlock && entries / (2 * block) >= threads) block *= 2;
+  return block;
+}
 /// Buckets per window segment. 8 (four times the threads, each with a
 /// shorter walk but its own multiplication by j L) measured slower on the
 /// H200: G1 2^20 40.1 -> 43.5 ms, G2 2^20 142.6 -> 155.5 ms.
@@ -175,6 +205,7 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   uint32_t n32 = static_cast<uint32_t>(nc);
   uint32_t nb = g.total_buckets();
   size_t m = nc * g.windows;
+  PhaseTimer phases(stream);
   // Default: the scalars may lie on the host or already on this device
   // (the H polynomial's result).
   G16_CUDA_CHECK(cudaMemcpyAsync(s.scalars, scalars, nc * sizeof(ff::Fr), cudaMemcpyDefault,
@@ -184,26 +215,31 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
                                    cudaMemcpyHostToDevice, stream));
   }
   G16_CUDA_CHECK(cudaMemsetAsync(s.counts[0], 0, (nb + 1) * sizeof(uint32_t), stream));
+  phases.mark("upload");
   entries_kernel<<<grid_for(nc), kBlock, 0, stream>>>(
       s.scalars, indices ? s.indices : nullptr, n32, g, s.keys[0], s.values[0], s.counts[0]);
   G16_CUDA_CHECK(cudaGetLastError());
+  phases.mark("entries");
   cub::DoubleBuffer<uint32_t> k(s.keys[0], s.keys[1]), v(s.values[0], s.values[1]);
   size_t temp = s.cub_bytes;
   G16_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(s.cub_temp, temp, k, v, static_cast<int>(m),
                                                  0, key_bits(g), stream));
+  phases.mark("sort");
   temp = s.cub_bytes;
   G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, temp, s.counts[0], s.offsets[0],
                                                static_cast<int>(nb), stream));
 
-  // First level: thread t sums sorted entries [32 t, 32 t + 32) into one
-  // partial sum per bucket piece (pippenger.cuh's sum_block); the
+  // First level: thread t sums sorted entries [block t, block t + block)
+  // into one partial sum per bucket piece (pippenger.cuh's sum_block); the
   // sentinel's entries sort last and are left out.
-  piece_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.offsets[0], s.counts[0], nb,
-                                                          kDevicePerTask, s.counts[1]);
+  uint32_t block = first_level_block(m);
+  piece_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.offsets[0], s.counts[0], nb, block,
+                                                          s.counts[1]);
   G16_CUDA_CHECK(cudaGetLastError());
   temp = s.cub_bytes;
   G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, temp, s.counts[1], s.offsets[1],
                                                static_cast<int>(nb), stream));
+  phases.mark("scans");
   ScanTotal entry_total, piece_total;
   entry_total.queue(s.offsets[0], s.counts[0], nb, stream);
   piece_total.queue(s.offsets[1], s.counts[1], nb, stream);
@@ -212,18 +248,19 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   uint32_t items = piece_total.value();  // partial sums made
   Xyzz* parts = s.parts[0];
   if (entries > 0) {
-    uint32_t threads = (entries + kDevicePerTask - 1) / kDevicePerTask;
+    uint32_t threads = (entries + block - 1) / block;
     sum_blocks_kernel<F><<<grid_for(threads), kBlock, 0, stream>>>(
-        bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, kDevicePerTask,
-        parts);
+        bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
     G16_CUDA_CHECK(cudaGetLastError());
   }
+  phases.mark("first");
 
   // Task levels until every bucket holds at most one partial sum. A bucket
   // holds at most one entry per point and copy, so at most nc K / 32 + 2
   // pieces: that bounds the levels, and a level whose tasks are as many as
   // its items shows the end earlier.
   int cur = 1;
+  uint32_t levels = 0;
   uint64_t max_count = uint64_t(nc) * g.copies / kDevicePerTask + 2;
   while (max_count > 1) {
     int nxt = 1 - cur;
@@ -245,6 +282,7 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
       sum_tasks_kernel<F><<<grid_for(ntasks), kBlock, 0, stream>>>(parts, s.tasks, ntasks, out);
       G16_CUDA_CHECK(cudaGetLastError());
     }
+    levels++;
     parts = out;
     cur = nxt;
     max_count = (max_count + kDevicePerTask - 1) / kDevicePerTask;
@@ -252,6 +290,7 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   gather_buckets_kernel<F><<<grid_for(nb), kBlock, 0, stream>>>(parts, s.counts[cur],
                                                                 s.offsets[cur], nb, s.buckets);
   G16_CUDA_CHECK(cudaGetLastError());
+  phases.mark("levels");
 
   // Window reduction: segments, then each window's row of segments.
   uint32_t seg_len = segment_length(g);
@@ -259,11 +298,14 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   window_segments_kernel<F><<<grid_for(size_t(g.sets()) * segs), kBlock, 0, stream>>>(
       s.buckets, g, seg_len, s.parts[0]);
   G16_CUDA_CHECK(cudaGetLastError());
+  phases.mark("segments");
   Xyzz* windows = reduce_rows<F>(s.parts[0], s.parts[1], g.sets(), segs, stream);
+  phases.mark("rows");
   std::vector<Xyzz> host(g.sets());
   G16_CUDA_CHECK(cudaMemcpyAsync(host.data(), windows, g.sets() * sizeof(Xyzz),
                                  cudaMemcpyDeviceToHost, stream));
   G16_CUDA_CHECK(cudaStreamSynchronize(stream));
+  phases.print(sizeof(F) == sizeof(ff::Fp) ? "G1" : "G2", nc, g.c, g.copies, levels);
   for (uint32_t w = 0; w < g.sets(); w++) acc[w] = acc[w] + host[w];
 }
 

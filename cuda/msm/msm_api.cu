@@ -40,6 +40,8 @@ namespace {
 std::atomic<size_t> chunk_cap_for_tests{0};
 /// Forced window bits (0: none); process-wide for the same reason.
 std::atomic<uint32_t> window_bits_for_tests{0};
+/// First-level threads kept when blocks grow (0: the default); the same.
+std::atomic<size_t> first_level_threads_for_tests{0};
 
 }  // namespace
 
@@ -56,6 +58,12 @@ void set_msm_window_bits_for_tests(uint32_t bits) {
 }
 
 uint32_t msm_window_bits_for_tests() { return window_bits_for_tests.load(); }
+
+void set_msm_first_level_threads_for_tests(size_t threads) {
+  first_level_threads_for_tests.store(threads);
+}
+
+size_t msm_first_level_threads_for_tests() { return first_level_threads_for_tests.load(); }
 
 namespace {
 

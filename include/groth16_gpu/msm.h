@@ -102,7 +102,7 @@ uint32_t checked_copy_count(size_t len, uint32_t bits, uint32_t copies);
 /// Points from which an MSM over bases with copies goes through them.
 size_t msm_copies_from();
 /// The widest window shifted copies may be made for.
-constexpr uint32_t kMaxCopyBits = 22;
+constexpr uint32_t kMaxCopyBits = 24;
 
 /// Σ scalars[i] bases[first + i] for i < n (first + n <= bases.len(), else
 /// invalid_argument), per window: writes the window sums (Jacobian) to
@@ -151,6 +151,13 @@ void set_msm_window_bits_for_tests(uint32_t bits);
 uint32_t msm_window_bits_for_tests();
 /// The widest window that may be forced.
 constexpr uint32_t kMaxForcedWindowBits = 20;
+
+/// Sets the first-level threads below which an MSM chunk's blocks of sorted
+/// entries stop growing, for every later call in the process (0: the
+/// default), so tests run long blocks at small sizes. Results do not change.
+void set_msm_first_level_threads_for_tests(size_t threads);
+/// The threshold set_msm_first_level_threads_for_tests left (0: default).
+size_t msm_first_level_threads_for_tests();
 
 /// Holds `bytes` of device memory until the handle drops.
 std::unique_ptr<DeviceReservation> reserve_device_memory(const GpuDevice& device,

@@ -596,6 +596,15 @@ pub fn set_msm_chunk_cap_for_tests(points: Option<usize>) {
     ffi::set_msm_chunk_cap_for_tests(points.unwrap_or(0));
 }
 
+/// Sets how many first-level threads an MSM chunk keeps as its blocks of
+/// sorted entries grow, for every later MSM in this process (`None`: the
+/// default, about a million), so tests run the long blocks of 2^24-point
+/// MSMs at small sizes. Results are the same with any value.
+#[doc(hidden)]
+pub fn set_msm_first_level_threads_for_tests(threads: Option<usize>) {
+    ffi::set_msm_first_level_threads_for_tests(threads.unwrap_or(0));
+}
+
 /// Forces the window bits of every later MSM on the device in this process
 /// (`None`: each size chooses its own), so a benchmark can time one size at
 /// several windows. Results are the same with any window; bits outside

@@ -24,7 +24,7 @@ where
 
 /// [`msm`] through shifted copies of the bases for `copy_bits`-bit windows,
 /// made and used as [`ResidentBases::precompute`](super::ResidentBases)'s
-/// are (4..=22 bits; a copy per window).
+/// are (4..=24 bits; a copy per window).
 pub fn msm_through_copies<G: GpuCurve>(
     bases: &[G],
     scalars: &[Scalar],
