@@ -2,15 +2,16 @@
 // Included once per curve by msm_g1.cu / msm_g2.cu.
 //
 // Per chunk of points: scalars -> entries (kernel) -> radix sort by bucket
-// (cub) -> blocks of 32 sorted entries a thread, summed per bucket piece ->
-// per-bucket task levels until each bucket is one sum -> window segments ->
-// per-window sums; the window sums of all chunks are added on
-// the host. A chunk is as large as free device memory allows: when the
+// (cub) -> blocks of sorted entries a thread, summed per bucket piece ->
+// per-bucket task levels while a bucket holds many pieces -> window segments
+// (adding each bucket's pieces as they walk it) -> per-window sums; the
+// window sums of all chunks are added on the host. A chunk is as large as free device memory allows: when the
 // scratch allocation fails the chunk is halved, and below kMinChunk points
 // the call throws (device left usable).
 #pragma once
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
@@ -63,6 +64,10 @@ inline uint32_t first_level_block(size_t entries) {
 /// shorter walk but its own multiplication by j L) measured slower on the
 /// H200: G1 2^20 40.1 -> 43.5 ms, G2 2^20 142.6 -> 155.5 ms.
 constexpr uint32_t kDeviceSegment = 32;
+/// Partial sums a bucket may hold when the window segments walk it (more
+/// run a task level first). The first level's blocks leave about entries
+/// a bucket / block + 1: up to ~5 for random scalars at 2^24 points.
+constexpr uint32_t kInlinePieces = 8;
 /// Window-reduction threads below which segments get shorter. A small
 /// MSM's 13-bit windows (20 x 4096 buckets) made 2,560 segments of 32:
 /// under one warp per SM, each walking its 32 buckets one after another
@@ -117,7 +122,8 @@ struct ChunkScratch {
   uint32_t *keys[2], *values[2];
   uint32_t *counts[2], *offsets[2];
   Task* tasks;
-  ec::Xyzz<F> *parts[2], *buckets;
+  ec::Xyzz<F>* parts[2];
+  uint32_t* most;  // the most partial sums any bucket holds
   void* cub_temp;
   size_t cub_bytes;
 
@@ -137,14 +143,16 @@ struct ChunkScratch {
       parts[i] = carve.take<ec::Xyzz<F>>(max_tasks);
     }
     tasks = carve.take<Task>(max_tasks);
-    buckets = carve.take<ec::Xyzz<F>>(nb);
-    size_t sort_bytes = 0, scan_bytes = 0;
+    most = carve.take<uint32_t>(1);
+    size_t sort_bytes = 0, scan_bytes = 0, max_bytes = 0;
     cub::DoubleBuffer<uint32_t> k(keys[0], keys[1]), v(values[0], values[1]);
     G16_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, k, v,
                                                    static_cast<int>(m), 0, 32, stream));
     G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts[0], offsets[0],
                                                  static_cast<int>(nb), stream));
-    cub_bytes = std::max(sort_bytes, scan_bytes);
+    G16_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, max_bytes, counts[0], most,
+                                          static_cast<int>(nb), stream));
+    cub_bytes = std::max({sort_bytes, scan_bytes, max_bytes});
     cub_temp = carve.take<char>(cub_bytes);
     return carve.used + 256;
   }
@@ -239,13 +247,16 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   temp = s.cub_bytes;
   G16_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(s.cub_temp, temp, s.counts[1], s.offsets[1],
                                                static_cast<int>(nb), stream));
+  temp = s.cub_bytes;
+  G16_CUDA_CHECK(cub::DeviceReduce::Max(s.cub_temp, temp, s.counts[1], s.most,
+                                        static_cast<int>(nb), stream));
   phases.mark("scans");
-  ScanTotal entry_total, piece_total;
+  ScanTotal entry_total;
   entry_total.queue(s.offsets[0], s.counts[0], nb, stream);
-  piece_total.queue(s.offsets[1], s.counts[1], nb, stream);
+  uint32_t most = 0;
+  G16_CUDA_CHECK(cudaMemcpyAsync(&most, s.most, 4, cudaMemcpyDeviceToHost, stream));
   G16_CUDA_CHECK(cudaStreamSynchronize(stream));
   uint32_t entries = entry_total.value();
-  uint32_t items = piece_total.value();  // partial sums made
   Xyzz* parts = s.parts[0];
   if (entries > 0) {
     uint32_t threads = (entries + block - 1) / block;
@@ -255,14 +266,12 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   }
   phases.mark("first");
 
-  // Task levels until every bucket holds at most one partial sum. A bucket
-  // holds at most one entry per point and copy, so at most nc K / 32 + 2
-  // pieces: that bounds the levels, and a level whose tasks are as many as
-  // its items shows the end earlier.
+  // Task levels, each summing a bucket's partial sums in tasks of up to 32,
+  // while some bucket holds more than kInlinePieces: the window segments
+  // add up to that many a bucket as they walk it.
   int cur = 1;
   uint32_t levels = 0;
-  uint64_t max_count = uint64_t(nc) * g.copies / kDevicePerTask + 2;
-  while (max_count > 1) {
+  while (most > kInlinePieces) {
     int nxt = 1 - cur;
     task_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.counts[cur], nb, kDevicePerTask,
                                                            s.counts[nxt]);
@@ -275,8 +284,6 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
                                                       s.tasks);
     G16_CUDA_CHECK(cudaGetLastError());
     uint32_t ntasks = last_sum(s.offsets[nxt], s.counts[nxt], nb, stream);
-    if (ntasks == items) break;  // every bucket holds <= 1 sum
-    items = ntasks;
     Xyzz* out = parts == s.parts[0] ? s.parts[1] : s.parts[0];
     if (ntasks > 0) {
       sum_tasks_kernel<F><<<grid_for(ntasks), kBlock, 0, stream>>>(parts, s.tasks, ntasks, out);
@@ -285,21 +292,21 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
     levels++;
     parts = out;
     cur = nxt;
-    max_count = (max_count + kDevicePerTask - 1) / kDevicePerTask;
+    most = (most + kDevicePerTask - 1) / kDevicePerTask;
   }
-  gather_buckets_kernel<F><<<grid_for(nb), kBlock, 0, stream>>>(parts, s.counts[cur],
-                                                                s.offsets[cur], nb, s.buckets);
-  G16_CUDA_CHECK(cudaGetLastError());
   phases.mark("levels");
 
-  // Window reduction: segments, then each window's row of segments.
+  // Window reduction: segments (reading each bucket's partial sums where
+  // the levels left them), then each window's row of segments.
   uint32_t seg_len = segment_length(g);
   uint32_t segs = g.buckets / seg_len;
+  Xyzz* rows = parts == s.parts[0] ? s.parts[1] : s.parts[0];
+  BucketPieces<F> buckets{parts, s.counts[cur], s.offsets[cur]};
   window_segments_kernel<F><<<grid_for(size_t(g.sets()) * segs), kBlock, 0, stream>>>(
-      s.buckets, g, seg_len, s.parts[0]);
+      buckets, g, seg_len, rows);
   G16_CUDA_CHECK(cudaGetLastError());
   phases.mark("segments");
-  Xyzz* windows = reduce_rows<F>(s.parts[0], s.parts[1], g.sets(), segs, stream);
+  Xyzz* windows = reduce_rows<F>(rows, parts, g.sets(), segs, stream);
   phases.mark("rows");
   std::vector<Xyzz> host(g.sets());
   G16_CUDA_CHECK(cudaMemcpyAsync(host.data(), windows, g.sets() * sizeof(Xyzz),

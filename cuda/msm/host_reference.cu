@@ -20,6 +20,9 @@ using msm::Task;
 /// Sorted entries per block at the first level, items per task after it:
 /// the GPU's steps with 4 where it has 32, so small tests cross blocks.
 constexpr uint32_t kPerTask = 4;
+/// Partial sums a bucket may hold when the window segments walk it: the
+/// GPU's rule with 2 where it has 8, so small tests run both paths.
+constexpr uint32_t kInlinePieces = 2;
 /// Buckets per window segment in the reduction (a divisor of B, capped).
 constexpr uint32_t kSegment = 8;
 
@@ -113,15 +116,14 @@ uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size
   counts.swap(pcounts);
   offsets.swap(poffsets);
 
-  // Levels: cut each bucket's partial sums into tasks, sum each task, until
-  // every bucket has at most one.
-  uint64_t max_count = uint64_t(n) * g.copies / kPerTask + 2;
-  while (max_count > 1) {
+  // Levels: cut each bucket's partial sums into tasks, sum each task, while
+  // some bucket holds more than kInlinePieces.
+  uint32_t most = *std::max_element(counts.begin(), counts.end());
+  while (most > kInlinePieces) {
     std::vector<uint32_t> tcounts(nb);
     for (uint32_t b = 0; b < nb; b++) tcounts[b] = msm::task_count(counts[b], kPerTask);
     std::vector<uint32_t> toffsets = exclusive_scan(tcounts);
     std::vector<Task> tasks(toffsets[nb - 1] + tcounts[nb - 1]);
-    if (tasks.size() == parts.size()) break;
     for (uint32_t b = 0; b < nb; b++) {
       msm::bucket_tasks(offsets[b], counts[b], toffsets[b], kPerTask, tasks.data());
     }
@@ -132,12 +134,9 @@ uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size
     parts.swap(next);
     counts.swap(tcounts);
     offsets.swap(toffsets);
-    max_count = (max_count + kPerTask - 1) / kPerTask;
+    most = msm::task_count(most, kPerTask);
   }
-  std::vector<Xyzz> buckets(nb);
-  for (uint32_t b = 0; b < nb; b++) {
-    buckets[b] = counts[b] ? parts[offsets[b]] : Xyzz::identity();
-  }
+  msm::BucketPieces<F> buckets{parts.data(), counts.data(), offsets.data()};
 
   // Window reduction: segments, then each set's segments summed.
   uint32_t seg_len = std::min(g.buckets, kSegment);
@@ -146,7 +145,7 @@ uint32_t host_msm(const uint64_t* base_words, const uint64_t* scalar_words, size
   for (uint32_t w = 0; w < g.sets(); w++) {
     std::vector<Xyzz> seg(segs);
     for (uint32_t j = 0; j < segs; j++) {
-      seg[j] = msm::window_segment(buckets.data() + w * g.buckets, j, seg_len);
+      seg[j] = msm::window_segment(buckets, w * g.buckets, j, seg_len);
     }
     windows[w] = msm::sum_range(seg.data(), 0, segs);
   }

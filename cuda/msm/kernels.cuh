@@ -69,23 +69,15 @@ __global__ void sum_tasks_kernel(const ec::Xyzz<F>* in, const Task* tasks, uint3
   if (t < ntasks) out[t] = sum_range(in, tasks[t].start, tasks[t].len);
 }
 
-template <class F>
-__global__ void gather_buckets_kernel(const ec::Xyzz<F>* parts, const uint32_t* counts,
-                                      const uint32_t* offsets, uint32_t nb,
-                                      ec::Xyzz<F>* buckets) {
-  uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b < nb) buckets[b] = counts[b] ? parts[offsets[b]] : ec::Xyzz<F>::identity();
-}
-
 /// out[w * segs + j] = segment j of window w.
 template <class F>
-__global__ void window_segments_kernel(const ec::Xyzz<F>* buckets, Geometry g, uint32_t seg_len,
+__global__ void window_segments_kernel(BucketPieces<F> buckets, Geometry g, uint32_t seg_len,
                                        ec::Xyzz<F>* out) {
   uint32_t segs = g.buckets / seg_len;
   uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= g.sets() * segs) return;
   uint32_t w = t / segs, j = t % segs;
-  out[t] = window_segment(buckets + w * g.buckets, j, seg_len);
+  out[t] = window_segment(buckets, w * g.buckets, j, seg_len);
 }
 
 /// Groups of `group` items inside each of `rows` rows of `row_len` items:

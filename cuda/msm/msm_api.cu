@@ -1,6 +1,7 @@
 // The bridge's MSM entry points (include/groth16_gpu/msm.h): resident bases,
 // memory reservations, and dispatch to the per-curve GPU code.
 #include <atomic>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -105,9 +106,22 @@ std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
 
 namespace {
 
+/// The copies' window bits for sets of 2^20 bases and more named by
+/// G16_COPY_BITS (0: unset), for sweeps of whole proofs.
+uint32_t copy_bits_from_env() {
+  static const uint32_t bits = [] {
+    const char* text = std::getenv("G16_COPY_BITS");
+    return text ? static_cast<uint32_t>(std::strtoul(text, nullptr, 10)) : 0u;
+  }();
+  return bits;
+}
+
 /// `bits`, or the choice for `len` bases where it is 0, checked.
 uint32_t checked_copy_bits(size_t len, uint32_t bits) {
-  if (bits == 0) bits = msm::copy_window_bits(len);
+  if (bits == 0) {
+    bits = msm::copy_window_bits(len);
+    if (bits == 20 && copy_bits_from_env() != 0) bits = copy_bits_from_env();
+  }
   if (bits < 4 || bits > kMaxCopyBits) {
     throw std::invalid_argument("shifted copies for " + std::to_string(bits) +
                                 "-bit windows: outside 4..=" + std::to_string(kMaxCopyBits));

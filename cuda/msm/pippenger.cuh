@@ -161,15 +161,32 @@ G16_HD void bucket_tasks(uint32_t offset, uint32_t count, uint32_t task_offset,
   }
 }
 
-/// Segment j of one window's bucket sums (buckets[m - 1] holds magnitude m):
-/// Σ m · S_m over m in [jL + 1, (j + 1)L], by running sums from the top
-/// (2L additions) plus jL times the segment's plain sum.
+/// The buckets' partial sums as the levels leave them: bucket b's lie at
+/// pieces[offsets[b], offsets[b] + counts[b]), none for an empty bucket.
 template <class F>
-G16_HD ec::Xyzz<F> window_segment(const ec::Xyzz<F>* buckets, uint32_t j, uint32_t len) {
+struct BucketPieces {
+  const ec::Xyzz<F>* pieces;
+  const uint32_t* counts;
+  const uint32_t* offsets;
+
+  /// acc plus bucket b's sum, one addition a piece.
+  G16_HD ec::Xyzz<F> add_bucket(ec::Xyzz<F> acc, uint32_t b) const {
+    for (uint32_t k = 0; k < counts[b]; k++) acc = acc + pieces[offsets[b] + k];
+    return acc;
+  }
+};
+
+/// Segment j of one window whose buckets start at `first` (bucket first +
+/// m - 1 holds magnitude m): Σ m · S_m over m in [jL + 1, (j + 1)L], by
+/// running sums from the top (L additions plus one a piece) plus jL times
+/// the segment's plain sum.
+template <class F>
+G16_HD ec::Xyzz<F> window_segment(const BucketPieces<F>& buckets, uint32_t first, uint32_t j,
+                                  uint32_t len) {
   ec::Xyzz<F> running = ec::Xyzz<F>::identity();
   ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
   for (uint32_t m = (j + 1) * len; m > j * len; m--) {
-    running = running + buckets[m - 1];
+    running = buckets.add_bucket(running, first + m - 1);
     acc = acc + running;
   }
   return acc + running.mul_small(j * len);
