@@ -15,7 +15,6 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +25,7 @@
 #include "layout.cuh"
 #include "phase_timer.cuh"
 #include "scoped.cuh"
+#include "tuning.h"
 
 namespace groth16_gpu {
 namespace msm {
@@ -50,11 +50,7 @@ constexpr uint32_t kMaxFirstBlock = 512;
 inline uint32_t first_level_block(size_t entries) {
   size_t threads = msm_first_level_threads_for_tests();
   if (threads == 0) threads = kFirstLevelThreads;
-  static const uint32_t forced = [] {
-    const char* text = std::getenv("G16_MSM_FIRST_BLOCK");
-    long value = text ? std::strtol(text, nullptr, 10) : 0;
-    return value >= kDevicePerTask && value <= 4096 ? static_cast<uint32_t>(value) : 0u;
-  }();
+  static const uint32_t forced = tuning_knob("G16_MSM_FIRST_BLOCK", kDevicePerTask, 4096);
   if (forced) return forced;
   uint32_t block = kDevicePerTask;
   while (block < kMaxFirstBlock && entries / (2 * block) >= threads) block *= 2;
@@ -66,8 +62,15 @@ inline uint32_t first_level_block(size_t entries) {
 constexpr uint32_t kDeviceSegment = 32;
 /// Partial sums a bucket may hold when the window segments walk it (more
 /// run a task level first). The first level's blocks leave about entries
-/// a bucket / block + 1: up to ~5 for random scalars at 2^24 points.
+/// a bucket / block + 1: ~5 for random scalars at 2^24 points, more in the
+/// buckets that the top window's digits (15 bits at c = 20) also fill.
 constexpr uint32_t kInlinePieces = 8;
+
+/// kInlinePieces, or G16_MSM_INLINE_PIECES where set.
+inline uint32_t inline_pieces() {
+  static const uint32_t forced = tuning_knob("G16_MSM_INLINE_PIECES", 1, 1024);
+  return forced ? forced : kInlinePieces;
+}
 /// Window-reduction threads below which segments get shorter. A small
 /// MSM's 13-bit windows (20 x 4096 buckets) made 2,560 segments of 32:
 /// under one warp per SM, each walking its 32 buckets one after another
@@ -267,11 +270,11 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   phases.mark("first");
 
   // Task levels, each summing a bucket's partial sums in tasks of up to 32,
-  // while some bucket holds more than kInlinePieces: the window segments
+  // while some bucket holds more than inline_pieces(): the window segments
   // add up to that many a bucket as they walk it.
   int cur = 1;
   uint32_t levels = 0;
-  while (most > kInlinePieces) {
+  while (most > inline_pieces()) {
     int nxt = 1 - cur;
     task_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.counts[cur], nb, kDevicePerTask,
                                                            s.counts[nxt]);

@@ -1,7 +1,6 @@
 // The bridge's MSM entry points (include/groth16_gpu/msm.h): resident bases,
 // memory reservations, and dispatch to the per-curve GPU code.
 #include <atomic>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -10,6 +9,7 @@
 #include "groth16_gpu/msm.h"
 #include "pippenger.cuh"
 #include "scoped.cuh"
+#include "tuning.h"
 
 namespace groth16_gpu {
 
@@ -109,10 +109,7 @@ namespace {
 /// The copies' window bits for sets of 2^20 bases and more named by
 /// G16_COPY_BITS (0: unset), for sweeps of whole proofs.
 uint32_t copy_bits_from_env() {
-  static const uint32_t bits = [] {
-    const char* text = std::getenv("G16_COPY_BITS");
-    return text ? static_cast<uint32_t>(std::strtoul(text, nullptr, 10)) : 0u;
-  }();
+  static const uint32_t bits = msm::tuning_knob("G16_COPY_BITS", 4, kMaxCopyBits);
   return bits;
 }
 

@@ -1,0 +1,31 @@
+// Tuning knobs read from the environment, for sweeps on a GPU machine
+// without rebuilding (see NOTES-msm.md for what each one measured). Unset,
+// or outside its range, a knob reads 0 and the built-in choice stands.
+//   G16_MSM_FIRST_BLOCK    sorted entries per first-level thread (32..4096)
+//   G16_MSM_INLINE_PIECES  partial sums a bucket may hold when the window
+//                          segments walk it (1..1024)
+//   G16_COPY_BITS          window bits of the shifted copies a key's sets of
+//                          2^20 bases or more get by default (4..=24)
+// G16_MSM_PHASES (phase_timer.cuh), set to anything, prints where each MSM
+// chunk's device time goes.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+
+namespace groth16_gpu {
+namespace msm {
+
+/// The value of environment variable `name` if it is a number in [lo, hi],
+/// else 0. Call once and keep the result: it reads the environment.
+inline uint32_t tuning_knob(const char* name, uint32_t lo, uint32_t hi) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return 0;
+  char* end = nullptr;
+  unsigned long value = std::strtoul(text, &end, 10);
+  if (end == text || *end != '\0' || value < lo || value > hi) return 0;
+  return static_cast<uint32_t>(value);
+}
+
+}  // namespace msm
+}  // namespace groth16_gpu
