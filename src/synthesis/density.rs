@@ -62,6 +62,12 @@ impl Density {
         self.len == 0
     }
 
+    /// Whether it tracks exactly `count` variables and uses every one, so
+    /// selecting `count` values keeps them all.
+    pub fn uses_all_of(&self, count: usize) -> bool {
+        self.len == count && self.total == count
+    }
+
     /// Number of used variables: the number of key points this query needs.
     pub fn total(&self) -> usize {
         self.total

@@ -120,23 +120,37 @@ impl ScalarSplitter {
         let buffers = &*arrivals.buffers;
         let (input, aux) = (witness.input, witness.aux);
         let capacity = input.len() + aux.len();
-        let mut b = buffers.take(capacity);
-        b.fill(|b| {
-            witness.b_input_density.par_select_into(input, b);
-            witness.b_aux_density.par_select_into(aux, b);
-        });
-        arrivals.b.publish(SplitScalars::from_vec(b, buffers));
+        // A query that uses every variable takes the assignment as it is,
+        // split in one pass; otherwise its values are gathered first.
+        let b_takes_all = witness.b_input_density.uses_all_of(input.len())
+            && witness.b_aux_density.uses_all_of(aux.len());
+        let b = if b_takes_all {
+            SplitScalars::from_parts(&[input, aux], buffers, capacity)
+        } else {
+            let mut b = buffers.take(capacity);
+            b.fill(|b| {
+                witness.b_input_density.par_select_into(input, b);
+                witness.b_aux_density.par_select_into(aux, b);
+            });
+            SplitScalars::from_vec(b, buffers)
+        };
+        arrivals.b.publish(b);
         let b_done = started.elapsed();
-        let mut a = buffers.take(capacity);
-        a.fill(|a| {
-            a.extend_from_slice(input);
-            witness.a_aux_density.par_select_into(aux, a);
-        });
-        arrivals.a.publish(SplitScalars::from_vec(a, buffers));
+        let a = if witness.a_aux_density.uses_all_of(aux.len()) {
+            SplitScalars::from_parts(&[input, aux], buffers, capacity)
+        } else {
+            let mut a = buffers.take(capacity);
+            a.fill(|a| {
+                a.extend_from_slice(input);
+                witness.a_aux_density.par_select_into(aux, a);
+            });
+            SplitScalars::from_vec(a, buffers)
+        };
+        arrivals.a.publish(a);
         let a_done = started.elapsed();
         arrivals
             .l
-            .publish(SplitScalars::from_slice(aux, buffers, capacity));
+            .publish(SplitScalars::from_parts(&[aux], buffers, capacity));
         log::debug!(
             "scalars split: b {:.3} s, a {:.3} s, l {:.3} s after the proof's start",
             b_done.as_secs_f64(),

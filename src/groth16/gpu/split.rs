@@ -94,6 +94,40 @@ impl ScalarBuffers {
 }
 
 impl SplitScalars {
+    /// Splits the concatenation of `parts` (slices of the assignment, all of
+    /// each taken: l's aux, or a's and b's inputs and aux where every
+    /// variable is in the query). Where a sample of the first values says
+    /// most are general, the copy into a reused buffer of `capacity`, the
+    /// bitmap of ones and the zeroing of ones are one pass over the values
+    /// instead of three (a 2^24 proof's b came 37 ms after its start, the
+    /// GPU idle until then); otherwise the scan comes first, so that mostly
+    /// bit-valued witnesses are not copied.
+    pub fn from_parts(parts: &[&[Scalar]], buffers: &ScalarBuffers, capacity: usize) -> Self {
+        if !sample_looks_dense(parts) {
+            if let [only] = parts {
+                return Self::from_slice(only, buffers, capacity);
+            }
+            let mut gathered = buffers.take(capacity);
+            gathered.fill(|values| {
+                for part in parts {
+                    values.extend_from_slice(part);
+                }
+            });
+            return Self::from_vec(gathered, buffers);
+        }
+        let mut buffer = buffers.take(capacity);
+        let scan = buffer.fill(|values| copy_and_scan(parts, values));
+        let general = if scan.keeps_dense() {
+            GeneralScalars::Dense(buffer)
+        } else {
+            // The sample misled: the copy (its ones zeroed) gives the rest.
+            let sparse = sparse(&buffer);
+            buffers.give(buffer);
+            sparse
+        };
+        Self::new(general, scan.ones, scan.len)
+    }
+
     /// Splits scalars borrowed from the assignment (l's: all of aux); they
     /// are copied, into a reused buffer of `capacity`, when most are general.
     pub fn from_slice(scalars: &[Scalar], buffers: &ScalarBuffers, capacity: usize) -> Self {
@@ -193,6 +227,78 @@ fn scan(scalars: &[Scalar]) -> Scan {
     }
 }
 
+/// Values a split samples, from the front, to guess whether most are general.
+const DENSITY_SAMPLE: usize = 1 << 12;
+
+/// Whether at least half of the first DENSITY_SAMPLE values of `parts` (all
+/// of them, if fewer) are general.
+fn sample_looks_dense(parts: &[&[Scalar]]) -> bool {
+    let sampled = parts
+        .iter()
+        .flat_map(|part| part.iter())
+        .take(DENSITY_SAMPLE);
+    let (mut seen, mut general) = (0, 0);
+    for value in sampled {
+        seen += 1;
+        general += usize::from(is_general(value));
+    }
+    2 * general >= seen
+}
+
+/// The values of `parts`, concatenated, from index `from` on.
+fn concatenated_from<'a>(
+    parts: &[&'a [Scalar]],
+    mut from: usize,
+) -> impl Iterator<Item = &'a Scalar> + 'a {
+    let mut rest = Vec::with_capacity(parts.len());
+    for part in parts {
+        if from >= part.len() {
+            from -= part.len();
+        } else {
+            rest.push(&part[from..]);
+            from = 0;
+        }
+    }
+    rest.into_iter().flatten()
+}
+
+/// Appends the values of `parts` to the empty `out` with the ones zeroed,
+/// and scans them as [`scan`] does, in one parallel pass.
+fn copy_and_scan(parts: &[&[Scalar]], out: &mut Vec<Scalar>) -> Scan {
+    /// Values per task: 64 words of the bitmap.
+    const BLOCK: usize = 64 * 64;
+    assert!(out.is_empty(), "a split fills an empty buffer");
+    let len: usize = parts.iter().map(|part| part.len()).sum();
+    out.reserve(len);
+    let mut ones = vec![0u64; len.div_ceil(64)];
+    let general = out.spare_capacity_mut()[..len]
+        .par_chunks_mut(BLOCK)
+        .zip(ones.par_chunks_mut(BLOCK / 64))
+        .enumerate()
+        .map(|(block, (slots, words))| {
+            let mut values = concatenated_from(parts, block * BLOCK);
+            let mut general = 0;
+            for (slots, word) in slots.chunks_mut(64).zip(words.iter_mut()) {
+                for (bit, slot) in slots.iter_mut().enumerate() {
+                    let value = *values.next().expect("as many values as slots");
+                    if value == Scalar::ONE {
+                        *word |= 1 << bit;
+                        slot.write(Scalar::ZERO);
+                    } else {
+                        general += usize::from(!bool::from(value.is_zero()));
+                        slot.write(value);
+                    }
+                }
+            }
+            general
+        })
+        .sum();
+    // SAFETY: the chunks above cover out's first `len` spare slots and
+    // wrote every one of them.
+    unsafe { out.set_len(len) };
+    Scan { ones, general, len }
+}
+
 /// The general scalars with their indices.
 fn sparse(scalars: &[Scalar]) -> GeneralScalars {
     // Indices fit u32: a key's sections hold at most u32::MAX points (the
@@ -204,4 +310,113 @@ fn sparse(scalars: &[Scalar]) -> GeneralScalars {
         .map(|(i, value)| (*value, i as u32))
         .unzip();
     GeneralScalars::Sparse { values, indices }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+
+    /// What a split holds, comparable: (dense values or sparse pairs, ones
+    /// bitmap, ones count, len).
+    type Shape = (
+        Result<Vec<Scalar>, (Vec<Scalar>, Vec<u32>)>,
+        Vec<u64>,
+        usize,
+        usize,
+    );
+
+    fn shape(split: &SplitScalars) -> Shape {
+        let general = match &split.general {
+            GeneralScalars::Dense(values) => Ok(values.to_vec()),
+            GeneralScalars::Sparse { values, indices } => Err((values.clone(), indices.clone())),
+        };
+        (general, split.ones.clone(), split.ones_count, split.len)
+    }
+
+    /// The split of the gathered values by the scan-first path.
+    fn gathered_split(parts: &[&[Scalar]], buffers: &ScalarBuffers) -> Shape {
+        let gathered: Vec<Scalar> = parts.iter().flat_map(|part| part.iter().copied()).collect();
+        shape(&SplitScalars::from_vec(PinnedVec::from(gathered), buffers))
+    }
+
+    /// General values with 0 and 1 sprinkled in (`special` of every 10).
+    fn values(n: usize, special: u32, rng: &mut ChaCha20Rng) -> Vec<Scalar> {
+        (0..n)
+            .map(|_| match rng.gen_range(0..10) {
+                k if k < special && k % 2 == 0 => Scalar::ZERO,
+                k if k < special => Scalar::ONE,
+                _ => Scalar::from(rng.gen::<u64>() | 2),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_pass_split_matches_the_scan_first_split() {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let buffers = ScalarBuffers::default();
+        // Blocks of 4096 across a part boundary that is not a multiple of 64,
+        // a short last word, mostly general values and mostly bits.
+        for (first, second, special) in [(3, 10_000, 2), (4097, 64, 3), (0, 130, 1), (65, 0, 0)] {
+            let input = values(first, special, &mut rng);
+            let aux = values(second, special, &mut rng);
+            let parts: [&[Scalar]; 2] = [&input, &aux];
+            let split = SplitScalars::from_parts(&parts, &buffers, first + second);
+            assert!(matches!(split.general, GeneralScalars::Dense(_)));
+            assert_eq!(
+                shape(&split),
+                gathered_split(&parts, &buffers),
+                "{first} + {second}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_misleading_sample_still_splits_right() {
+        let mut rng = ChaCha20Rng::seed_from_u64(8);
+        let buffers = ScalarBuffers::default();
+        // General at the front, bits behind: the one pass runs, and the
+        // result is sparse.
+        let mut front_general = values(DENSITY_SAMPLE, 0, &mut rng);
+        front_general.extend(values(3 * DENSITY_SAMPLE, 10, &mut rng));
+        // Bits at the front, general behind: the scan comes first, dense.
+        let mut front_bits = values(DENSITY_SAMPLE, 10, &mut rng);
+        front_bits.extend(values(3 * DENSITY_SAMPLE, 0, &mut rng));
+        for (name, all, dense) in [
+            ("front general", front_general, false),
+            ("front bits", front_bits, true),
+        ] {
+            let (input, aux) = all.split_at(100);
+            let parts: [&[Scalar]; 2] = [input, aux];
+            let split = SplitScalars::from_parts(&parts, &buffers, all.len());
+            assert_eq!(
+                matches!(split.general, GeneralScalars::Dense(_)),
+                dense,
+                "{name}"
+            );
+            assert_eq!(shape(&split), gathered_split(&parts, &buffers), "{name}");
+            // One part alone takes the borrowed-slice path when bits lead.
+            let single = SplitScalars::from_parts(&[&all], &buffers, all.len());
+            assert_eq!(
+                shape(&single),
+                gathered_split(&[&all], &buffers),
+                "{name}, one part"
+            );
+        }
+    }
+
+    #[test]
+    fn the_one_pass_split_reuses_a_kept_buffer() {
+        let buffers = ScalarBuffers::default();
+        buffers.give(PinnedVec::from(Vec::with_capacity(300)));
+        let values: Vec<Scalar> = (2..202u64).map(Scalar::from).collect();
+        let split = SplitScalars::from_parts(&[&values], &buffers, 300);
+        assert_eq!(buffers.kept(), 0, "the kept buffer holds the split");
+        let GeneralScalars::Dense(dense) = &split.general else {
+            panic!("general values stay dense");
+        };
+        assert_eq!(dense.capacity(), 300);
+        assert_eq!(&dense[..], &values[..]);
+    }
 }
