@@ -13,16 +13,17 @@ use super::split::{GeneralScalars, ScalarBuffers, SplitScalars};
 use crate::groth16::prover::ProverWitness;
 
 /// One split vector, published once; waiters see it, or None once the
-/// split has stopped without making it.
+/// split has stopped without making it. Two arrivals may hold the same
+/// vector (a and b where both queries use every variable).
 #[derive(Default)]
 struct Arrival {
-    value: OnceLock<SplitScalars>,
+    value: OnceLock<Arc<SplitScalars>>,
     closed: Mutex<bool>,
     changed: Condvar,
 }
 
 impl Arrival {
-    fn publish(&self, scalars: SplitScalars) {
+    fn publish(&self, scalars: Arc<SplitScalars>) {
         // Set under the lock, so a waiter between its check and its wait
         // cannot miss the wake-up.
         let closed = self.closed.lock();
@@ -40,7 +41,7 @@ impl Arrival {
         let mut closed = self.closed.lock();
         loop {
             if let Some(scalars) = self.value.get() {
-                return Some(scalars);
+                return Some(&**scalars);
             }
             if *closed {
                 return None;
@@ -49,12 +50,16 @@ impl Arrival {
         }
     }
 
-    /// The dense vector, if any, for the next proof's split.
+    /// The dense vector, if any and not shared with another arrival still,
+    /// for the next proof's split.
     fn recycle(&mut self, buffers: &ScalarBuffers) {
-        if let Some(SplitScalars {
+        let Some(shared) = self.value.take() else {
+            return;
+        };
+        if let Ok(SplitScalars {
             general: GeneralScalars::Dense(values),
             ..
-        }) = self.value.take()
+        }) = Arc::try_unwrap(shared)
         {
             buffers.give(values);
         }
@@ -124,7 +129,7 @@ impl ScalarSplitter {
         // split in one pass; otherwise its values are gathered first.
         let b_takes_all = witness.b_input_density.uses_all_of(input.len())
             && witness.b_aux_density.uses_all_of(aux.len());
-        let b = if b_takes_all {
+        let b = Arc::new(if b_takes_all {
             SplitScalars::from_parts(&[input, aux], buffers, capacity)
         } else {
             let mut b = buffers.take(capacity);
@@ -133,24 +138,28 @@ impl ScalarSplitter {
                 witness.b_aux_density.par_select_into(aux, b);
             });
             SplitScalars::from_vec(b, buffers)
-        };
-        arrivals.b.publish(b);
+        });
+        arrivals.b.publish(b.clone());
         let b_done = started.elapsed();
-        let a = if witness.a_aux_density.uses_all_of(aux.len()) {
-            SplitScalars::from_parts(&[input, aux], buffers, capacity)
+        // a's query always uses every input: with every aux variable too,
+        // its scalars are b's, already split.
+        let a_takes_all = witness.a_aux_density.uses_all_of(aux.len());
+        let a = if a_takes_all && b_takes_all {
+            b
+        } else if a_takes_all {
+            Arc::new(SplitScalars::from_parts(&[input, aux], buffers, capacity))
         } else {
             let mut a = buffers.take(capacity);
             a.fill(|a| {
                 a.extend_from_slice(input);
                 witness.a_aux_density.par_select_into(aux, a);
             });
-            SplitScalars::from_vec(a, buffers)
+            Arc::new(SplitScalars::from_vec(a, buffers))
         };
         arrivals.a.publish(a);
         let a_done = started.elapsed();
-        arrivals
-            .l
-            .publish(SplitScalars::from_parts(&[aux], buffers, capacity));
+        let l = SplitScalars::from_parts(&[aux], buffers, capacity);
+        arrivals.l.publish(Arc::new(l));
         log::debug!(
             "scalars split: b {:.3} s, a {:.3} s, l {:.3} s after the proof's start",
             b_done.as_secs_f64(),
@@ -171,11 +180,12 @@ impl Drop for ScalarSplitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::synthesis::Density;
     use blstrs::Scalar;
     use ff::Field;
 
-    fn split_of(values: &[Scalar], buffers: &ScalarBuffers) -> SplitScalars {
-        SplitScalars::from_slice(values, buffers, values.len())
+    fn split_of(values: &[Scalar], buffers: &ScalarBuffers) -> Arc<SplitScalars> {
+        Arc::new(SplitScalars::from_slice(values, buffers, values.len()))
     }
 
     #[test]
@@ -232,5 +242,102 @@ mod tests {
         assert_eq!(buffers.kept(), 0, "the splitter still holds them");
         drop(splitter);
         assert_eq!(buffers.kept(), 1);
+    }
+
+    #[test]
+    fn a_vector_shared_by_a_and_b_goes_back_once() {
+        let buffers = Arc::new(ScalarBuffers::default());
+        let (splitter, arrivals) = ScalarArrivals::new(buffers.clone());
+        let general: Vec<Scalar> = (2..66u64).map(Scalar::from).collect();
+        let shared = split_of(&general, &buffers);
+        splitter.0.b.publish(shared.clone());
+        splitter.0.a.publish(shared);
+        drop(splitter);
+        let (a, b) = (arrivals.a().unwrap(), arrivals.b().unwrap());
+        assert!(std::ptr::eq(a, b));
+        drop(arrivals);
+        assert_eq!(buffers.kept(), 1);
+    }
+
+    /// The dense values of a split or its (value, index) pairs, and its ones.
+    fn contents(split: &SplitScalars) -> (Vec<(usize, Scalar)>, Vec<u64>) {
+        let general: Vec<(usize, Scalar)> = match &split.general {
+            GeneralScalars::Dense(values) => values.iter().copied().enumerate().collect(),
+            GeneralScalars::Sparse { values, indices } => indices
+                .iter()
+                .map(|&i| i as usize)
+                .zip(values.iter().copied())
+                .collect(),
+        };
+        let general = general
+            .into_iter()
+            .filter(|(_, value)| !bool::from(value.is_zero()))
+            .collect();
+        (general, split.ones.clone())
+    }
+
+    /// What a query's split should hold: the selected values, their ones as
+    /// bits and every other nonzero value with its place.
+    fn expected(selected: &[Scalar]) -> (Vec<(usize, Scalar)>, Vec<u64>) {
+        let mut ones = vec![0u64; selected.len().div_ceil(64)];
+        let mut general = Vec::new();
+        for (i, value) in selected.iter().enumerate() {
+            if *value == Scalar::ONE {
+                ones[i / 64] |= 1 << (i % 64);
+            } else if !bool::from(value.is_zero()) {
+                general.push((i, *value));
+            }
+        }
+        (general, ones)
+    }
+
+    #[test]
+    fn the_split_makes_each_query_s_scalars() {
+        let input = vec![Scalar::ONE, Scalar::from(9u64)];
+        let aux: Vec<Scalar> = (0..10_000u64)
+            .map(|i| match i % 7 {
+                0 => Scalar::ONE,
+                1 => Scalar::ZERO,
+                _ => Scalar::from(i * 31 + 2),
+            })
+            .collect();
+        let all_of = |len: usize| {
+            let mut density = Density::with_len(len);
+            (0..len).for_each(|i| density.mark(i));
+            density
+        };
+        let mut some_aux = Density::with_len(aux.len());
+        (0..aux.len())
+            .filter(|i| i % 3 != 0)
+            .for_each(|i| some_aux.mark(i));
+        let (all_input, all_aux) = (all_of(input.len()), all_of(aux.len()));
+        // Every variable in both queries (a and b share one split), then b's
+        // aux and then a's aux in part.
+        for (a_aux, b_aux) in [
+            (&all_aux, &all_aux),
+            (&all_aux, &some_aux),
+            (&some_aux, &all_aux),
+        ] {
+            let buffers = Arc::new(ScalarBuffers::default());
+            let (splitter, arrivals) = ScalarArrivals::new(buffers);
+            let witness = ProverWitness {
+                input: &input,
+                aux: &aux,
+                a_aux_density: a_aux,
+                b_input_density: &all_input,
+                b_aux_density: b_aux,
+            };
+            splitter.split(&witness, Instant::now());
+            let select = |aux_density: &Density| -> Vec<Scalar> {
+                let mut values = input.clone();
+                values.extend(aux_density.select(&aux).copied());
+                values
+            };
+            assert_eq!(contents(arrivals.b().unwrap()), expected(&select(b_aux)));
+            assert_eq!(contents(arrivals.a().unwrap()), expected(&select(a_aux)));
+            assert_eq!(contents(arrivals.l().unwrap()), expected(&aux));
+            let shared = std::ptr::eq(arrivals.a().unwrap(), arrivals.b().unwrap());
+            assert_eq!(shared, std::ptr::eq(a_aux, b_aux));
+        }
     }
 }
