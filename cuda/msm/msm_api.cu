@@ -9,7 +9,6 @@
 #include "groth16_gpu/msm.h"
 #include "pippenger.cuh"
 #include "scoped.cuh"
-#include "tuning.h"
 
 namespace groth16_gpu {
 
@@ -106,19 +105,9 @@ std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
 
 namespace {
 
-/// The copies' window bits for sets of 2^20 bases and more named by
-/// G16_COPY_BITS (0: unset), for sweeps of whole proofs.
-uint32_t copy_bits_from_env() {
-  static const uint32_t bits = msm::tuning_knob("G16_COPY_BITS", 4, kMaxCopyBits);
-  return bits;
-}
-
 /// `bits`, or the choice for `len` bases where it is 0, checked.
 uint32_t checked_copy_bits(size_t len, uint32_t bits) {
-  if (bits == 0) {
-    bits = msm::copy_window_bits(len);
-    if (bits == 20 && copy_bits_from_env() != 0) bits = copy_bits_from_env();
-  }
+  if (bits == 0) bits = msm::copy_window_bits(len);
   if (bits < 4 || bits > kMaxCopyBits) {
     throw std::invalid_argument("shifted copies for " + std::to_string(bits) +
                                 "-bit windows: outside 4..=" + std::to_string(kMaxCopyBits));

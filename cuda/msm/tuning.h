@@ -4,8 +4,8 @@
 //   G16_MSM_FIRST_BLOCK    sorted entries per first-level thread (32..4096)
 //   G16_MSM_INLINE_PIECES  partial sums a bucket may hold when the window
 //                          segments walk it (1..1024)
-//   G16_COPY_BITS          window bits of the shifted copies a key's sets of
-//                          2^20 bases or more get by default (4..=24)
+// G16_COPY_BITS, the window bits of a resident key's shifted copies, is
+// read on the Rust side (src/groth16/gpu/copies.rs), which knows the curve.
 // G16_MSM_PHASES (phase_timer.cuh), set to anything, prints where each MSM
 // chunk's device time goes.
 #pragma once

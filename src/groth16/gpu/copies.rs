@@ -89,7 +89,8 @@ fn copy_if_room<G: GpuCurve>(
     if set.len() < copies_from() {
         return;
     }
-    let room = ResidentBases::<G>::window_copies(set.len(), None)
+    let bits = tuned_copy_bits::<G>(set.len());
+    let room = ResidentBases::<G>::window_copies(set.len(), bits)
         .and_then(|windows| Ok((windows, guard.device().free_memory()?)));
     let (windows, free) = match room {
         Ok(room) => room,
@@ -114,7 +115,7 @@ fn copy_if_room<G: GpuCurve>(
         );
         return;
     };
-    match set.precompute_some(guard, None, Some(copies)) {
+    match set.precompute_some(guard, bits, Some(copies)) {
         Ok(()) => {
             *budget = budget.saturating_sub(u64::from(copies - 1) * per_copy);
             log::debug!(
@@ -125,6 +126,32 @@ fn copy_if_room<G: GpuCurve>(
             )
         }
         Err(error) => log::warn!("no shifted copies of {name}: {error}"),
+    }
+}
+
+/// The copies' window bits for a set of `len` G points where a tuning sweep
+/// names them (`G16_COPY_BITS`, read once per call: see [`parse_copy_bits`]);
+/// None keeps the built-in choice. Sets below 2^20 points always keep it.
+fn tuned_copy_bits<G: GpuCurve>(len: usize) -> Option<u32> {
+    if len < 1 << 20 {
+        return None;
+    }
+    parse_copy_bits(&std::env::var("G16_COPY_BITS").ok()?, G::IS_G2)
+}
+
+/// `BITS` for both curves or `G1BITS,G2BITS`: the bits for G2 (`g2`) or
+/// G1, None for anything else. The C++ side refuses bits outside 4..=24.
+fn parse_copy_bits(text: &str, g2: bool) -> Option<u32> {
+    let fields: Vec<&str> = text.split(',').map(str::trim).collect();
+    let parsed: Vec<u32> = fields
+        .iter()
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    match (parsed.as_slice(), g2) {
+        ([both], _) => Some(*both),
+        ([g1, _], false) => Some(*g1),
+        ([_, g2_bits], true) => Some(*g2_bits),
+        _ => None,
     }
 }
 
@@ -166,7 +193,18 @@ fn copies_that_fit(windows: u32, fit: u32, most_sets: u32) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::{copies_that_fit, most_bucket_sets};
+    use super::{copies_that_fit, most_bucket_sets, parse_copy_bits};
+
+    #[test]
+    fn copy_bits_for_sweeps_name_one_or_both_curves() {
+        assert_eq!(parse_copy_bits("22", false), Some(22));
+        assert_eq!(parse_copy_bits("22", true), Some(22));
+        assert_eq!(parse_copy_bits("22, 20", false), Some(22));
+        assert_eq!(parse_copy_bits("22,20", true), Some(20));
+        for bad in ["", "x", "22,", "1,2,3", "-4"] {
+            assert_eq!(parse_copy_bits(bad, false), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn copies_fill_the_room_in_even_sets() {
