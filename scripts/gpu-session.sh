@@ -11,6 +11,11 @@
 #           without and with shifted copies of their bases, side by side
 #   copies  prove as above at 2^$PROVE_SIZES, the key without shifted copies
 #           and with them, alternating in $ROUNDS rounds (default 2)
+#   knobs   prove as above at 2^$PROVE_SIZES for each setting in $KNOBS
+#           (space-separated; each "default" or VAR=VALUE pairs joined by
+#           "+", e.g. "default G16_COPY_BITS=22,20 G16_MSM_INLINE_PIECES=32";
+#           cuda/msm/tuning.h lists the knobs), alternating in $ROUNDS
+#           rounds, one key per size saved and loaded
 #   varianttests  the test_* binaries under $bundle/variants/NAME/
 #   compare the binaries named in $COMPARE (default "prove"; also
 #           "filecoin_porep", "gpu_msm", "gpu_ntt" at $NTT_LOGS) under
@@ -89,6 +94,20 @@ for step in ${STEPS:-tests porep}; do
             # The first run generates each size's key; the rest load it.
             run "round $round, copies $copies, prove $size" 400 "$bundle/bin/examples/prove" \
               --size "$size" --circuit field --split --proofs 3 --copies "$copies" \
+              --params "/tmp/field-$size.params"
+          done
+        done
+      done
+      ;;
+    knobs)
+      for round in $(seq "${ROUNDS:-2}"); do
+        for setting in ${KNOBS:-default}; do
+          settings=()
+          [[ "$setting" == default ]] || IFS=+ read -r -a settings <<<"$setting"
+          for size in ${PROVE_SIZES:-20 22}; do
+            # The first run generates each size's key; the rest load it.
+            run "round $round, $setting, prove $size" 400 env "${settings[@]}" \
+              "$bundle/bin/examples/prove" --size "$size" --circuit field --split --proofs 3 \
               --params "/tmp/field-$size.params"
           done
         done
