@@ -110,7 +110,7 @@ impl SplitScalars {
             let mut gathered = buffers.take(capacity);
             gathered.fill(|values| {
                 for part in parts {
-                    values.extend_from_slice(part);
+                    values.par_extend(part.par_iter().copied());
                 }
             });
             return Self::from_vec(gathered, buffers);
