@@ -5,9 +5,9 @@
 // (cub) -> blocks of sorted entries a thread, summed per bucket piece ->
 // per-bucket task levels while a bucket holds many pieces -> window segments
 // (adding each bucket's pieces as they walk it) -> per-window sums; the
-// window sums of all chunks are added on the host. A chunk is as large as free device memory allows: when the
-// scratch allocation fails the chunk is halved, and below kMinChunk points
-// the call throws (device left usable).
+// window sums of all chunks are added on the host. A chunk is as large as
+// free device memory allows: when the scratch allocation fails the chunk is
+// halved, and below kMinChunk points the call throws (device left usable).
 #pragma once
 
 #include <cub/device/device_radix_sort.cuh>

@@ -130,8 +130,9 @@ fn copy_if_room<G: GpuCurve>(
 }
 
 /// The copies' window bits for a set of `len` G points where a tuning sweep
-/// names them (`G16_COPY_BITS`, read once per call: see [`parse_copy_bits`]);
-/// None keeps the built-in choice. Sets below 2^20 points always keep it.
+/// names them in `G16_COPY_BITS` (read at each call; its form is
+/// [`parse_copy_bits`]'s); None keeps the built-in choice. Sets below 2^20
+/// points always keep it.
 fn tuned_copy_bits<G: GpuCurve>(len: usize) -> Option<u32> {
     if len < 1 << 20 {
         return None;
