@@ -15,17 +15,14 @@ use blstrs::{Fp, Fp2, G1Affine, G2Affine, Scalar};
 use circuits::FieldHeavy;
 use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
-use groth16_gpu::backend::cuda::{
-    copies_from, pack_bits, reserve_device_memory, set_msm_chunk_cap_for_tests,
-    set_msm_first_level_threads_for_tests, ResidentBases,
-};
+use groth16_gpu::backend::cuda::{copies_from, pack_bits, reserve_device_memory, ResidentBases};
 use groth16_gpu::generate_parameters_for_shape_random;
 use groth16_gpu::groth16::gpu::{prove_on_device, GpuProvingKey, ShiftedCopies};
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::CircuitShape;
 use msm_inputs::{
     awkward_bases, exclusive_device_memory, expected_g1, expected_g2, expected_selected, fp2_words,
-    fp_words, on_each_device, random_bases, random_scalars, seeded, special_scalars,
+    fp_words, on_each_device, random_bases, random_scalars, seeded, special_scalars, Knob,
 };
 use rand::Rng;
 
@@ -326,11 +323,10 @@ fn gpu_msm_through_copies_in_chunks_matches_blstrs() {
         let mut resident = ResidentBases::upload(guard, &bases).unwrap();
         resident.precompute(guard, None).unwrap();
         let scalars = random_scalars(n, rng);
-        // Only the number of chunks changes, never a result: other tests of
-        // this binary may run meanwhile.
-        set_msm_chunk_cap_for_tests(Some(100_000));
-        let got = resident.msm(guard, &scalars);
-        set_msm_chunk_cap_for_tests(None);
+        let got = {
+            let _cap = Knob::chunk_cap(100_000);
+            resident.msm(guard, &scalars)
+        };
         assert_eq!(got.unwrap(), expected_g1(&bases, &scalars));
     });
 }
@@ -347,14 +343,13 @@ fn gpu_msm_through_copies_in_long_blocks_matches_blstrs() {
         resident.precompute(guard, Some(16)).unwrap();
         let mut cases = special_scalars(n, rng);
         cases.push(("random", random_scalars(n, rng)));
-        // Only the blocks' length changes, never a result: other tests of
-        // this binary may run meanwhile.
-        set_msm_first_level_threads_for_tests(Some(2000));
-        let got: Vec<_> = cases
-            .iter()
-            .map(|(_, scalars)| resident.msm(guard, scalars))
-            .collect();
-        set_msm_first_level_threads_for_tests(None);
+        let got: Vec<_> = {
+            let _threads = Knob::first_level_threads(2000);
+            cases
+                .iter()
+                .map(|(_, scalars)| resident.msm(guard, scalars))
+                .collect()
+        };
         for ((name, scalars), got) in cases.iter().zip(got) {
             assert_eq!(got.unwrap(), expected_g1(&bases, scalars), "{name}");
         }

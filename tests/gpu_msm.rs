@@ -19,7 +19,6 @@ use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
     batch_add_g1, batch_add_g2, is_pinned, msm_g1, msm_g2, pack_bits, reserve_device_memory,
-    set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests,
     set_msm_window_bits_for_tests, GpuCurve, PinnedStaging, ResidentBases, ScalarUploader,
 };
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
@@ -27,7 +26,7 @@ use group::prime::PrimeCurveAffine;
 use msm_inputs::{
     awkward_bases, exclusive_device_memory, expected_g1, expected_g2, expected_selected, fp2_words,
     fp_words, on_each_device, random_bases, random_scalars, seeded, shared_device_memory,
-    special_scalars,
+    special_scalars, Knob,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -688,28 +687,6 @@ fn gpu_ranges_of_resident_bases_add_up_to_the_whole() {
             .unwrap();
         assert_eq!(got, expected_selected(&g2[1024..], &bits[1024..3000]));
     });
-}
-
-/// Sets a process-wide test knob; puts it back when dropped, even when a
-/// check fails.
-struct Knob(fn());
-
-impl Knob {
-    fn chunk_cap(points: usize) -> Self {
-        set_msm_chunk_cap_for_tests(Some(points));
-        Knob(|| set_msm_chunk_cap_for_tests(None))
-    }
-
-    fn first_level_threads(threads: usize) -> Self {
-        set_msm_first_level_threads_for_tests(Some(threads));
-        Knob(|| set_msm_first_level_threads_for_tests(None))
-    }
-}
-
-impl Drop for Knob {
-    fn drop(&mut self) {
-        (self.0)();
-    }
 }
 
 /// 2^16 + 7 random G1 and G2 bases, on the host and resident.
