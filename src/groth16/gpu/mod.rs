@@ -23,7 +23,6 @@ mod division;
 mod input;
 mod key;
 mod prover;
-mod shared_upload;
 mod split;
 
 pub(crate) use auto::GpuSession;

@@ -14,7 +14,6 @@ use super::arrivals::ScalarArrivals;
 use super::division::{base_range, cost, plan, share_cost, GeneralPart};
 use super::input::ProofInput;
 use super::key::{ensure_free_memory, proof_working_bytes, GpuProvingKey, ResidentKey};
-use super::shared_upload::SharedUpload;
 use super::split::SplitScalars;
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{GpuCurve, HInputs, ResidentBases};
@@ -300,11 +299,6 @@ fn run_lanes(
     let (h_device, h_key) = (placement.devices[0].0.duplicate()?, placement.devices[0].1);
     let origin = Instant::now();
     let h_began = OnceLock::new();
-    let shared_b: Vec<SharedUpload> = placement
-        .devices
-        .iter()
-        .map(|_| SharedUpload::default())
-        .collect();
     let lanes = std::thread::scope(|scope| {
         let h_began_at = &h_began;
         let h = scope.spawn(move || {
@@ -346,36 +340,30 @@ fn run_lanes(
             }
         };
         let mut parts = Vec::with_capacity(placement.devices.len());
-        for (((device, key), share), shared_b) in
-            placement.devices.iter().zip(&plan.shares).zip(&shared_b)
-        {
+        for ((device, key), share) in placement.devices.iter().zip(&plan.shares) {
             let key: &ResidentKey = key;
             let [l_share, a_share, b_g1_share, b_g2_share] =
                 [share[0], share[1], share[2], share[3]];
             let l = msm_lane(scope, device, "L", origin, move |guard, t| {
                 let l = arrived(scalars.l())?;
-                timed(&mut t.msm_l, || part_msm(guard, &key.l, l, l_share, None))
+                timed(&mut t.msm_l, || part_msm(guard, &key.l, l, l_share))
             });
             // b_g1 then a, one after the other (b arrives first): a lane each
             // measured no faster (2^20 and 2^22, one H200) and holds one more
             // MSM's scratch.
-            // b's scalars go up once for b_g1, b_g2 and (where a's split is
-            // b's) a, by whichever lane asks first.
             let g1 = msm_lane(scope, device, "G1", origin, move |guard, t| {
                 let b = arrived(scalars.b())?;
                 let b_g1 = timed(&mut t.msm_b_g1, || {
-                    part_msm(guard, &key.b_g1, b, b_g1_share, Some(shared_b))
+                    part_msm(guard, &key.b_g1, b, b_g1_share)
                 })?;
                 let a = arrived(scalars.a())?;
-                let a = timed(&mut t.msm_a, || {
-                    part_msm(guard, &key.a, a, a_share, Some(shared_b))
-                })?;
+                let a = timed(&mut t.msm_a, || part_msm(guard, &key.a, a, a_share))?;
                 Ok((a, b_g1))
             });
             let g2 = msm_lane(scope, device, "G2", origin, move |guard, t| {
                 let b = arrived(scalars.b())?;
                 timed(&mut t.msm_b_g2, || {
-                    part_msm(guard, &key.b_g2, b, b_g2_share, Some(shared_b))
+                    part_msm(guard, &key.b_g2, b, b_g2_share)
                 })
             });
             parts.push((l, g1, g2));
@@ -611,14 +599,12 @@ fn join_lane<T>(lane: ScopedJoinHandle<'_, Result<T, Error>>) -> Result<T, Error
 
 /// Σ scalars·bases over the share `from..to` of one MSM's bases: a bucket
 /// MSM over the general scalars plus a batch addition of the bases whose
-/// scalar is 1. An MSM over all of a dense split reads its scalars from
-/// `shared`'s device copy where there is one.
+/// scalar is 1.
 fn part_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     bases: &ResidentBases<G>,
     split: &SplitScalars,
     (from, to): (f64, f64),
-    shared: Option<&SharedUpload>,
 ) -> Result<G::Curve, GpuError>
 where
     G::Curve: Send + Sync,
@@ -628,19 +614,10 @@ where
         return Ok(G::Curve::identity());
     }
     let part = split.part(first, end);
-    let whole = end - first == split.len;
-    let on_device = shared
-        .filter(|_| whole)
-        .and_then(|shared| shared.scalars(guard, split));
-    let mut sum = match (part.general, on_device) {
-        (GeneralPart::Dense(_), Some(scalars)) => {
-            bases.msm_device_scalars(guard, scalars, split.len)?.0
-        }
+    let mut sum = match part.general {
         // Not staged: the host is synthesizing the next circuit meanwhile.
-        (GeneralPart::Dense(values), None) => bases.msm_range_direct(guard, part.first, values)?,
-        (GeneralPart::Sparse { values, indices }, _) => {
-            bases.msm_indexed(guard, values, indices)?
-        }
+        GeneralPart::Dense(values) => bases.msm_range_direct(guard, part.first, values)?,
+        GeneralPart::Sparse { values, indices } => bases.msm_indexed(guard, values, indices)?,
     };
     if part.any_ones {
         sum += bases.batch_add_range(guard, part.first, part.ones, part.len)?;
