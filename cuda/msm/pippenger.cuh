@@ -280,14 +280,8 @@ constexpr uint64_t kCopiesFrom = uint64_t(1) << 18;
 G16_HD bool plan_uses_copies(uint32_t copies, uint64_t n) { return copies > 1 && n >= kCopiesFrom; }
 
 /// Window bits of the shifted copies made for `len` bases when the caller
-/// names none. From 2^24 points the first level, which scales with the
-/// entries (12 a point at 22 bits, 13 at 20), outweighs the buckets'
-/// reduction, four times as many at 22 bits (one H200, 2^24 proofs:
-/// NOTES-gpu.md, twenty-second session).
-inline uint32_t copy_window_bits(uint64_t len) {
-  if (len >= (uint64_t(1) << 24)) return 22;
-  return len >= (uint64_t(1) << 20) ? 20 : 16;
-}
+/// names none.
+inline uint32_t copy_window_bits(uint64_t len) { return len >= (uint64_t(1) << 20) ? 20 : 16; }
 
 /// Window bits for n points: minimizes W (n + 2^c), the entries plus about
 /// the bucket-reduction work, over 4 <= c <= max_window_bits(n).
