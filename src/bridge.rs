@@ -88,6 +88,9 @@ pub(crate) mod ffi {
         /// Copies precompute_msm_bases makes of `len` bases for `bits`-bit
         /// windows (0: its own choice); bits outside 4..=24 an error.
         fn shifted_copy_count(len: usize, bits: u32) -> Result<u32>;
+        /// The window bits of those copies: `bits`, or the choice for `len`
+        /// bases where it is 0; an error as for shifted_copy_count.
+        fn shifted_copy_bits(len: usize, bits: u32) -> Result<u32>;
         /// Points from which an MSM goes through shifted copies.
         fn msm_copies_from() -> usize;
         /// Per-window sums (Jacobian) of Σ scalars[i] bases[first + i] for

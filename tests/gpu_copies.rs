@@ -62,6 +62,25 @@ fn reference_field_inverses_match_blstrs() {
     );
 }
 
+/// The copies' window bits and count as the key's planning reads them
+/// (host functions: no device needed).
+#[test]
+fn copy_windows_follow_the_named_or_chosen_bits() {
+    type G1Bases = ResidentBases<G1Affine>;
+    for (len, bits, want_bits, want_windows) in [
+        (1usize << 24, None, 20, 13),
+        ((1 << 20) - 2, None, 16, 16),
+        (1 << 24, Some(22), 22, 12),
+        (1 << 18, Some(4), 4, 64),
+    ] {
+        assert_eq!(G1Bases::window_copy_bits(len, bits).unwrap(), want_bits);
+        assert_eq!(G1Bases::window_copies(len, bits).unwrap(), want_windows);
+    }
+    for bad in [3, 25] {
+        assert!(G1Bases::window_copy_bits(1 << 20, Some(bad)).is_err());
+    }
+}
+
 /// A scalar whose every `bits`-bit window holds the digit 1 (bits must
 /// divide 8 and 256 / bits windows stay below r): every point then lands
 /// in bucket 1 of every copy, the heaviest bucket copies can make.

@@ -121,6 +121,8 @@ uint32_t shifted_copy_count(size_t len, uint32_t bits) {
   return msm::Geometry::of(checked_copy_bits(len, bits)).windows;
 }
 
+uint32_t shifted_copy_bits(size_t len, uint32_t bits) { return checked_copy_bits(len, bits); }
+
 uint32_t checked_copy_count(size_t len, uint32_t bits, uint32_t copies) {
   uint32_t windows = shifted_copy_count(len, bits);
   if (copies == 0) return windows;

@@ -96,6 +96,9 @@ std::unique_ptr<MsmBases> precompute_msm_bases(const GpuDevice& device, const Ms
 /// windows (0: its own choice for their number): one per window. Throws
 /// invalid_argument for bits outside 4..=kMaxCopyBits.
 uint32_t shifted_copy_count(size_t len, uint32_t bits);
+/// The window bits of those copies: `bits`, or the choice for `len` bases
+/// where it is 0. Throws invalid_argument as shifted_copy_count does.
+uint32_t shifted_copy_bits(size_t len, uint32_t bits);
 /// `copies` (0: shifted_copy_count's one per window) checked against
 /// `bits`-bit windows: 2..=windows, else invalid_argument.
 uint32_t checked_copy_count(size_t len, uint32_t bits, uint32_t copies);

@@ -141,6 +141,12 @@ where
         Ok(ffi::shifted_copy_count(len, bits.unwrap_or(0))?)
     }
 
+    /// The window bits of the copies [`precompute`](Self::precompute) makes
+    /// for `len` points at `bits` (`None`: its own choice).
+    pub fn window_copy_bits(len: usize, bits: Option<u32>) -> Result<u32, GpuError> {
+        Ok(ffi::shifted_copy_bits(len, bits.unwrap_or(0))?)
+    }
+
     /// Device bytes of `copies` copies of `len` points, copy 0 included.
     pub fn bytes_of_copies(len: usize, copies: u32) -> u64 {
         len as u64 * u64::from(copies) * (G::AFFINE_WORDS as u64 * 8)

@@ -90,9 +90,11 @@ fn copy_if_room<G: GpuCurve>(
         return;
     }
     let bits = tuned_copy_bits::<G>(set.len());
-    let room = ResidentBases::<G>::window_copies(set.len(), bits)
-        .and_then(|windows| Ok((windows, guard.device().free_memory()?)));
-    let (windows, free) = match room {
+    let room = ResidentBases::<G>::window_copies(set.len(), bits).and_then(|windows| {
+        let width = ResidentBases::<G>::window_copy_bits(set.len(), bits)?;
+        Ok((windows, width, guard.device().free_memory()?))
+    });
+    let (windows, width, free) = match room {
         Ok(room) => room,
         Err(error) => {
             log::warn!("no shifted copies of {name}: {error}");
@@ -105,7 +107,7 @@ fn copy_if_room<G: GpuCurve>(
     let fit_free = free.saturating_sub(reserve) / per_copy;
     let fit_budget = (*budget / per_copy).saturating_add(1);
     let fit = u32::try_from(fit_free.min(fit_budget)).unwrap_or(u32::MAX);
-    let Some(copies) = copies_that_fit(windows, fit, most_bucket_sets(set.len())) else {
+    let Some(copies) = copies_that_fit(windows, fit, most_bucket_sets(set.len(), width)) else {
         log::debug!(
             "no shifted copies of {name}: {} MiB a copy, {} MiB kept for proofs, {} MiB free, {} MiB of budget left",
             per_copy >> 20,
@@ -160,20 +162,18 @@ fn parse_copy_bits(text: &str, g2: bool) -> Option<u32> {
 const MIN_PARTIAL_COPIES: u32 = 2;
 
 /// The most bucket sets a set of `len` points may be split into when it
-/// cannot have a copy per window. Each set costs a reduction and more
-/// partial sums, which only many points amortize (G1, 13 windows at 20
-/// bits, on-device ms: at 2^24 every count won, 2 copies 142.9 against
-/// 154.0 without; at 2^22 4 copies won, 41.6 against 43.2, and 2 lost,
-/// 47.8; at 2^20 only 7 copies tied, 15.3 against 15.6). The limits sit
-/// halfway between the sizes measured.
-fn most_bucket_sets(len: usize) -> u32 {
-    if len >= 1 << 23 {
-        u32::MAX
-    } else if len >= 1 << 21 {
-        4
-    } else {
-        1
-    }
+/// cannot have a copy per window of `bits`. Each set adds 2^(bits - 1)
+/// buckets to reduce, and fewer copies won while all the sets' buckets
+/// were at most half the points (G1, on-device ms, against no copies):
+/// - 20 bits: 2^24 points, 2 copies (7 sets, buckets 0.22 of the points)
+///   142.9 against 154.0; 2^22, 4 copies (4 sets, 0.5) 41.6 against 43.2,
+///   2 copies (7 sets, 0.87) 47.8; 2^20, 7 copies (2 sets, 1.0) 15.3
+///   against 15.6, a tie;
+/// - 22 bits: 2^24, 3 copies (4 sets, 0.5) 149.6 against 157.2, 2 copies
+///   (6 sets, 0.75) 168.8; 2^22, 6 copies (2 sets, 1.0) 45.6 against 42.8.
+fn most_bucket_sets(len: usize, bits: u32) -> u32 {
+    let sets = (len as u64 >> bits.min(63)).max(1);
+    u32::try_from(sets).unwrap_or(u32::MAX)
 }
 
 /// How many copies of a set to make when `fit` copies (copy 0 included)
@@ -237,8 +237,19 @@ mod tests {
         assert_eq!(copies_that_fit(13, 3, 4), None); // would be 5 sets
         assert_eq!(copies_that_fit(13, 12, 1), None);
         assert_eq!(copies_that_fit(13, 13, 1), Some(13)); // whole copies always
-        assert_eq!(most_bucket_sets((1 << 24) - 2), u32::MAX);
-        assert_eq!(most_bucket_sets(1 << 22), 4);
-        assert_eq!(most_bucket_sets((1 << 20) - 2), 1);
+                                                          // 20 bits, 13 windows: any split at 2^24, none below 2^21.
+        let most = most_bucket_sets((1 << 24) - 2, 20);
+        assert!(most >= 13);
+        assert_eq!(copies_that_fit(13, 2, most), Some(2));
+        assert_eq!(most_bucket_sets(1 << 22, 20), 4);
+        assert_eq!(most_bucket_sets((1 << 20) - 2, 20), 1);
+        // 22 bits, 12 windows, four times the buckets a set: at 2^24 three
+        // copies (4 sets) won against none, two (6 sets) lost.
+        let most = most_bucket_sets(1 << 24, 22);
+        assert_eq!(copies_that_fit(12, 3, most), Some(3));
+        assert_eq!(copies_that_fit(12, 2, most), None);
+        assert_eq!(copies_that_fit(12, 6, most_bucket_sets(1 << 22, 22)), None);
+        assert_eq!(most_bucket_sets(1 << 10, 24), 1);
+        assert_eq!(most_bucket_sets(usize::MAX, 4), u32::MAX);
     }
 }
