@@ -6,14 +6,14 @@
 //! cargo run --release --example prove -- [--size N] [--proofs K]
 //!     [--params FILE] [--shape FILE] [--circuit sha256|field]
 //!     [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu]
-//!     [--split] [--copies auto|never]
+//!     [--split] [--repeats R] [--copies auto|never]
 //! ```
 //! On the GPU (feature `cuda`) the key is uploaded once, and each proof's
 //! device work overlaps the next circuit's synthesis. `--compare-cpu` also
 //! proves the first circuit on the CPU with the same r and s, checks the
 //! bytes are equal and prints both times. `--split` (GPU) then proves one
 //! more circuit on one device and split over every device, and prints both
-//! times. `--copies never` uploads the key without shifted copies of its
+//! times, best and median of `--repeats` (3) each. `--copies never` uploads the key without shifted copies of its
 //! bases (the default, auto, adds them where they fit).
 //! `--size N` aims at 2^N constraints (sha256 needs N >= 15); `--params FILE`
 //! loads the key from FILE if it exists, else generates it and saves it there;
@@ -53,6 +53,8 @@ struct Options {
     device: usize,
     compare_cpu: bool,
     split: bool,
+    /// Proofs timed each way by `--split`.
+    repeats: usize,
     /// GPU: whether the key's bases get shifted copies ("auto" where they
     /// fit, "never").
     copies: String,
@@ -69,6 +71,7 @@ fn parse_options() -> Result<Options, String> {
         device: 0,
         compare_cpu: false,
         split: false,
+        repeats: 3,
         copies: "auto".into(),
     };
     let mut flags = Flags::from_env();
@@ -83,13 +86,14 @@ fn parse_options() -> Result<Options, String> {
             "--device" => options.device = flags.parsed(&flag)?,
             "--compare-cpu" => options.compare_cpu = true,
             "--split" => options.split = true,
+            "--repeats" => options.repeats = flags.parsed(&flag)?,
             "--copies" => options.copies = flags.value(&flag)?,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown option {other}")),
         }
     }
-    if !(1..=28).contains(&options.size) || options.proofs == 0 {
-        return Err("--size must be 1..=28 and --proofs at least 1".into());
+    if !(1..=28).contains(&options.size) || options.proofs == 0 || options.repeats == 0 {
+        return Err("--size must be 1..=28, --proofs and --repeats at least 1".into());
     }
     Ok(options)
 }
@@ -164,7 +168,7 @@ fn main() {
     let options = match parse_options() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--shape FILE] [--circuit sha256|field] [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu] [--split] [--copies auto|never]");
+            eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--shape FILE] [--circuit sha256|field] [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu] [--split] [--repeats R] [--copies auto|never]");
             std::process::exit(2);
         }
     };
@@ -409,18 +413,19 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(feature = "cuda")]
     if options.split {
         let (synthesize, _) = job.instance(&mut rng);
-        measure_split(&key, &synthesize(&shape)?, &options.copies)?;
+        measure_split(&key, &synthesize(&shape)?, &options.copies, options.repeats)?;
     }
     Ok(())
 }
 
-/// One proof on device 0 alone, then split over every device (each after a
-/// warm-up): the same bytes, and both times.
+/// One proof on device 0 alone, then split over every device, `repeats`
+/// times each: the same bytes, and the best and median times.
 #[cfg(feature = "cuda")]
 fn measure_split(
     key: &ProvingKey,
     assignment: &groth16_gpu::synthesis::Assignment,
     copies: &str,
+    repeats: usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
     use groth16_gpu::groth16::gpu::{prove_on_device, prove_split, GpuProvingKey};
     let devices = groth16_gpu::device::DeviceMutex::shared()?;
@@ -434,31 +439,41 @@ fn measure_split(
         .map(|guard| GpuProvingKey::upload_with(guard, key, policy))
         .collect::<Result<Vec<_>, _>>()?;
     let (r, s) = (Scalar::random(&mut OsRng), Scalar::random(&mut OsRng));
-    let best_of = |f: &dyn Fn() -> Result<groth16_gpu::Proof, groth16_gpu::Error>| {
-        let mut best = Duration::MAX;
+    // The proof of the last run and its times, sorted.
+    let timed_runs = |f: &dyn Fn() -> Result<groth16_gpu::Proof, groth16_gpu::Error>| {
+        let mut times = Vec::with_capacity(repeats);
         let mut proof = None;
-        for _ in 0..3 {
+        for _ in 0..repeats {
             let start = Instant::now();
             proof = Some(f()?);
-            best = best.min(start.elapsed());
+            times.push(start.elapsed());
         }
-        Ok::<_, groth16_gpu::Error>((proof.unwrap(), best))
+        times.sort();
+        Ok::<_, groth16_gpu::Error>((proof, times))
     };
-    let (single, single_time) =
-        best_of(&|| prove_on_device(&guards[0], &residents[0], assignment, r, s).map(|p| p.0))?;
+    let (single, single_times) =
+        timed_runs(&|| prove_on_device(&guards[0], &residents[0], assignment, r, s).map(|p| p.0))?;
     let guard_refs: Vec<_> = guards.iter().collect();
     let key_refs: Vec<_> = residents.iter().collect();
-    let (split, split_time) =
-        best_of(&|| prove_split(&guard_refs, &key_refs, assignment, r, s).map(|p| p.0))?;
+    let (split, split_times) =
+        timed_runs(&|| prove_split(&guard_refs, &key_refs, assignment, r, s).map(|p| p.0))?;
     if split != single {
         return Err("the split proof differs from the one-device proof".into());
     }
+    let best = |times: &[Duration]| times[0];
+    let median = |times: &[Duration]| times[times.len() / 2];
     println!(
-        "one proof, assignment to proof (best of 3): device 0 alone {}, split over {} devices {} ({:.2}x)",
-        ms(single_time),
+        "one proof, assignment to proof (best of {repeats}): device 0 alone {}, split over {} devices {} ({:.2}x)",
+        ms(best(&single_times)),
         guards.len(),
-        ms(split_time),
-        single_time.as_secs_f64() / split_time.as_secs_f64()
+        ms(best(&split_times)),
+        best(&single_times).as_secs_f64() / best(&split_times).as_secs_f64()
+    );
+    println!(
+        "one proof, assignment to proof (median of {repeats}): device 0 alone {}, split over {} devices {}",
+        ms(median(&single_times)),
+        guards.len(),
+        ms(median(&split_times)),
     );
     Ok(())
 }

@@ -6,6 +6,9 @@
 #   porep   filecoin_porep, 3 challenges, 10 partitions (PoRep 4M)
 #   batchapi  the same with --batch-api (create_proof_batch, four rounds)
 #   prove   prove --circuit field --split at 2^$PROVE_SIZES (default 20 22), 3 proofs
+#           (with $REPEATS set, every prove run times that many single
+#           proofs, best and median, instead of 3: runs of one build spread
+#           ~50 ms at 2^24, so ten say more than three, for ~10 s a run)
 #   msm     gpu_msm $MSM_ARGS (default "22 20 16")
 #   copysweep  gpu_msm --copies-sweep $SWEEP_LOGS (default "22 22"): MSMs
 #           without and with shifted copies of their bases, side by side
@@ -35,6 +38,10 @@ log="$log_dir/session.log"
 export CARGO_MANIFEST_DIR="$PWD"
 
 say() { echo "$*" | tee -a "$log"; }
+
+# prove's --repeats only where asked: builds before it do not take it.
+repeats=()
+[[ -n "${REPEATS:-}" ]] && repeats=(--repeats "$REPEATS")
 
 for packed in "$bundle"/bin/*/*.xz "$bundle"/variants/*/*.xz; do
   [[ -e "$packed" ]] || continue
@@ -77,7 +84,7 @@ for step in ${STEPS:-tests porep}; do
       ;;
     prove)
       for size in ${PROVE_SIZES:-20 22}; do
-        run "prove $size" 300 "$bundle/bin/examples/prove" --size "$size" --circuit field --split --proofs 3
+        run "prove $size" 300 "$bundle/bin/examples/prove" --size "$size" --circuit field --split --proofs 3 "${repeats[@]}"
       done
       ;;
     msm)
@@ -93,7 +100,7 @@ for step in ${STEPS:-tests porep}; do
           for copies in never auto; do
             # The first run generates each size's key; the rest load it.
             run "round $round, copies $copies, prove $size" 400 "$bundle/bin/examples/prove" \
-              --size "$size" --circuit field --split --proofs 3 --copies "$copies" \
+              --size "$size" --circuit field --split --proofs 3 "${repeats[@]}" --copies "$copies" \
               --params "/tmp/field-$size.params"
           done
         done
@@ -107,7 +114,7 @@ for step in ${STEPS:-tests porep}; do
           for size in ${PROVE_SIZES:-20 22}; do
             # The first run generates each size's key; the rest load it.
             run "round $round, $setting, prove $size" 400 env "${settings[@]}" \
-              "$bundle/bin/examples/prove" --size "$size" --circuit field --split --proofs 3 \
+              "$bundle/bin/examples/prove" --size "$size" --circuit field --split --proofs 3 "${repeats[@]}" \
               --params "/tmp/field-$size.params"
           done
         done
@@ -137,7 +144,7 @@ for step in ${STEPS:-tests porep}; do
               for size in ${PROVE_SIZES:-20 22}; do
                 # The first run generates each size's key; the rest load it.
                 run "round $round, $name, prove $size" 300 "$variant/prove" --size "$size" \
-                  --circuit field --split --proofs 3 --params "/tmp/field-$size.params"
+                  --circuit field --split --proofs 3 "${repeats[@]}" --params "/tmp/field-$size.params"
               done
             else
               run "round $round, $name, $binary" 300 "$variant/$binary" --challenges 3 --partitions 10
