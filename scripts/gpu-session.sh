@@ -17,7 +17,9 @@
 #   knobs   prove as above at 2^$PROVE_SIZES for each setting in $KNOBS
 #           (space-separated; each "default" or VAR=VALUE pairs joined by
 #           "+", e.g. "default G16_COPY_BITS=22,20 G16_MSM_INLINE_PIECES=32";
-#           cuda/msm/tuning.h lists the knobs), alternating in $ROUNDS
+#           cuda/msm/tuning.h lists the MSM's; G16_COPY_BITS and
+#           G16_INPUTS_AFTER_B=1 are read in src/groth16/gpu/copies.rs
+#           and prover.rs), alternating in $ROUNDS
 #           rounds, one key per size saved and loaded
 #   varianttests  the test_* binaries under $bundle/variants/NAME/
 #   compare the binaries named in $COMPARE (default "prove"; also
