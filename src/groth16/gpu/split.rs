@@ -8,7 +8,7 @@ use ff::Field;
 use parking_lot::Mutex;
 use rayon::prelude::*;
 
-use crate::backend::cpu::msm::is_general;
+use crate::backend::cpu::msm::{class_of, is_general, ScalarClass};
 use crate::backend::cuda::PinnedVec;
 use crate::device::DeviceGuard;
 
@@ -135,12 +135,9 @@ impl SplitScalars {
         let general = if scan.keeps_dense() {
             let mut buffer = buffers.take(capacity);
             buffer.fill(|values| {
-                values.par_extend(scalars.par_iter().map(|value| {
-                    if *value == Scalar::ONE {
-                        Scalar::ZERO
-                    } else {
-                        *value
-                    }
+                values.par_extend(scalars.par_iter().map(|value| match class_of(value) {
+                    ScalarClass::One => Scalar::ZERO,
+                    _ => *value,
                 }))
             });
             GeneralScalars::Dense(buffer)
@@ -160,7 +157,7 @@ impl SplitScalars {
                 scalars
                     .as_mut_slice()
                     .par_iter_mut()
-                    .filter(|value| **value == Scalar::ONE)
+                    .filter(|value| class_of(value) == ScalarClass::One)
                     .for_each(|value| *value = Scalar::ZERO);
             }
             GeneralScalars::Dense(scalars)
@@ -211,10 +208,10 @@ fn scan(scalars: &[Scalar]) -> Scan {
             let mut word = 0u64;
             let mut general = 0;
             for (i, value) in chunk.iter().enumerate() {
-                if *value == Scalar::ONE {
-                    word |= 1 << i;
-                } else if !bool::from(value.is_zero()) {
-                    general += 1;
+                match class_of(value) {
+                    ScalarClass::One => word |= 1 << i,
+                    ScalarClass::General => general += 1,
+                    ScalarClass::Zero => {}
                 }
             }
             (word, general)
@@ -281,11 +278,12 @@ fn copy_and_scan(parts: &[&[Scalar]], out: &mut Vec<Scalar>) -> Scan {
             for (slots, word) in slots.chunks_mut(64).zip(words.iter_mut()) {
                 for (bit, slot) in slots.iter_mut().enumerate() {
                     let value = *values.next().expect("as many values as slots");
-                    if value == Scalar::ONE {
+                    let class = class_of(&value);
+                    if class == ScalarClass::One {
                         *word |= 1 << bit;
                         slot.write(Scalar::ZERO);
                     } else {
-                        general += usize::from(!bool::from(value.is_zero()));
+                        general += usize::from(class == ScalarClass::General);
                         slot.write(value);
                     }
                 }
