@@ -65,11 +65,11 @@ pub(crate) enum ScalarClass {
 }
 
 /// `value`'s class, read from its words as blst holds them (Montgomery
-/// form, always fully reduced, so equal values have equal words).
-/// Scalar's `==` and `is_zero` are constant-time, and cost ~6 times as
-/// much a value (8.5 against 1.5 ns on one core here), where the provers
-/// test every witness value; the branches on the class that follow reveal
-/// it anyway.
+/// form, always fully reduced: blstrs's own `==` compares these words).
+/// Scalar's `is_zero` is constant-time (four `ct_eq` and an optimization
+/// barrier), and with it a value's test cost ~6 times as much (8.5
+/// against 1.5 ns on one core here), where the provers test every witness
+/// value; the branches on the class that follow reveal it anyway.
 pub(crate) fn class_of(value: &Scalar) -> ScalarClass {
     let words = blst::blst_fr::from(*value).l;
     if words == blst::blst_fr::from(Scalar::ONE).l {
