@@ -13,8 +13,9 @@
 //! proves the first circuit on the CPU with the same r and s, checks the
 //! bytes are equal and prints both times. `--split` (GPU) then proves one
 //! more circuit on one device and split over every device, and prints both
-//! times, best and median of `--repeats` (3) each. `--copies never` uploads the key without shifted copies of its
-//! bases (the default, auto, adds them where they fit).
+//! times, best and median of `--repeats` (3) each. `--copies never`
+//! uploads the key without shifted copies of its bases (the default, auto,
+//! adds them where they fit).
 //! `--size N` aims at 2^N constraints (sha256 needs N >= 15); `--params FILE`
 //! loads the key from FILE if it exists, else generates it and saves it there;
 //! `--shape FILE` does the same for the recorded constraint matrices (a loaded
