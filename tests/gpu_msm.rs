@@ -126,6 +126,35 @@ fn canonical_words(s: &Scalar) -> Vec<u64> {
 }
 
 /// (a, b) for every a and b of `items`, both orders and equal pairs included.
+/// Fp2 products and squares as a pair of threads computes them (each
+/// lane one sum of two products, fp2_pairs.cuh), both halves on the host.
+#[test]
+fn reference_pair_fp2_ops_match_blstrs() {
+    let mut rng = seeded();
+    // 0, 1, p - 1, (p + 1) / 2 and its negation, 2^64 - 1: the lane-0 term
+    // -x1 y1 at its extremes, and sums of products near 2 p^2.
+    let half = Fp::from(2u64).invert().unwrap();
+    let edges = [Fp::ZERO, Fp::ONE, -Fp::ONE, half, -half, Fp::from(u64::MAX)];
+    let mut values: Vec<Fp2> = every_pair(&edges).map(|(a, b)| Fp2::new(a, b)).collect();
+    values.extend((0..64).map(|_| Fp2::random(&mut rng)));
+    for (x, y) in every_pair(&values) {
+        let (wx, wy) = (fp2_words(&x), fp2_words(&y));
+        assert_eq!(
+            reference::field_op(FieldOp::Fp2PairMul, &wx, &wy).unwrap(),
+            fp2_words(&(x * y)),
+            "{x:?} * {y:?}"
+        );
+    }
+    for x in &values {
+        let wx = fp2_words(x);
+        assert_eq!(
+            reference::field_op(FieldOp::Fp2PairSqr, &wx, &wx).unwrap(),
+            fp2_words(&x.square()),
+            "{x:?} squared"
+        );
+    }
+}
+
 fn every_pair<T: Copy>(items: &[T]) -> impl Iterator<Item = (T, T)> + '_ {
     items
         .iter()
