@@ -150,6 +150,8 @@ pub(crate) mod ffi {
         /// Lowers the first-level threads kept as blocks grow (0: the
         /// default), for tests.
         fn set_msm_first_level_threads_for_tests(threads: usize);
+        /// Runs G2's first level over thread pairs (or not), for tests.
+        fn set_msm_g2_pairs_for_tests(pairs: bool);
         /// Forces the window bits of later device MSMs (0: none), for
         /// benchmarks; outside 4..=20 an error.
         fn set_msm_window_bits_for_tests(bits: u32) -> Result<()>;

@@ -382,17 +382,22 @@ fn gpu_msm_g2_through_copies_matches_blstrs() {
         let bases = awkward_bases::<G2Affine>(n, rng);
         let mut resident = ResidentBases::upload(guard, &bases).unwrap();
         resident.precompute(guard, None).unwrap();
-        let scalars = random_scalars(n, rng);
-        assert_eq!(
-            resident.msm(guard, &scalars).unwrap(),
-            expected_g2(&bases, &scalars)
-        );
-        let (name, repeated) = special_scalars(n, rng).swap_remove(3);
-        assert_eq!(
-            resident.msm(guard, &repeated).unwrap(),
-            expected_g2(&bases, &repeated),
-            "{name}"
-        );
+        // Each point whole in a thread, then split over a pair of threads.
+        for pairs in [false, true] {
+            let _pairs = pairs.then(Knob::g2_pairs);
+            let scalars = random_scalars(n, rng);
+            assert_eq!(
+                resident.msm(guard, &scalars).unwrap(),
+                expected_g2(&bases, &scalars),
+                "pairs {pairs}"
+            );
+            let (name, repeated) = special_scalars(n, rng).swap_remove(3);
+            assert_eq!(
+                resident.msm(guard, &repeated).unwrap(),
+                expected_g2(&bases, &repeated),
+                "{name}, pairs {pairs}"
+            );
+        }
     });
 }
 

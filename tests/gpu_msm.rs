@@ -825,6 +825,49 @@ fn check_indexed(
 /// MSMs run), at sizes a test can check: G1 and G2, special scalars (one
 /// bucket spanning many blocks among them) and an indexed subset with
 /// repeats.
+/// G2's first level with each point split over a pair of threads
+/// (`G16_MSM_G2_PAIRS=1`): random, special and awkward inputs (identity,
+/// repeated and negated bases), blocks of 32 and 512, several chunks.
+#[test]
+fn gpu_msm_g2_over_thread_pairs_matches_blstrs() {
+    on_each_device_with_knobs(|guard, case, rng| {
+        let _pairs = Knob::g2_pairs();
+        let n = case.g2.len();
+        let mut cases = special_scalars(n, rng);
+        cases.push(("random", random_scalars(n, rng)));
+        for (name, scalars) in &cases {
+            assert_eq!(
+                case.resident_g2.msm(guard, scalars).unwrap(),
+                expected_g2(&case.g2, scalars),
+                "{name}"
+            );
+        }
+        let (_, scalars) = &cases[cases.len() - 1];
+        let want = expected_g2(&case.g2, scalars);
+        for threads in [10_000, 100] {
+            let _threads = Knob::first_level_threads(threads);
+            let got = case.resident_g2.msm(guard, scalars).unwrap();
+            assert_eq!(got, want, "{threads} threads");
+        }
+        {
+            let _cap = Knob::chunk_cap(10_000);
+            assert_eq!(
+                case.resident_g2.msm(guard, scalars).unwrap(),
+                want,
+                "chunks"
+            );
+        }
+        let awkward = awkward_bases::<G2Affine>(4099, rng);
+        let resident = ResidentBases::upload(guard, &awkward).unwrap();
+        let scalars = random_scalars(awkward.len(), rng);
+        assert_eq!(
+            resident.msm(guard, &scalars).unwrap(),
+            expected_g2(&awkward, &scalars),
+            "awkward bases"
+        );
+    });
+}
+
 #[test]
 fn gpu_msm_in_long_first_level_blocks_matches_blstrs() {
     on_each_device_with_knobs(|guard, case, rng| {

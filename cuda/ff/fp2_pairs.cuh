@@ -40,5 +40,51 @@ G16_HD Fp2 pair_sqr_both(const Fp2& x) {
   return {pair_sqr(x.c0, x.c1, false), pair_sqr(x.c1, x.c0, true)};
 }
 
+#if defined(__CUDACC__)
+/// One thread's half of an Fp2 element that a pair of neighbouring threads
+/// holds (lanes 2k and 2k + 1 of a warp, in one-dimensional blocks), with
+/// the operations ec::Xyzz needs. The pair trades halves by shuffles, so
+/// both of its threads must run the same code: every branch taken on
+/// these values (is_zero) is decided for the pair, and a caller must let
+/// no other condition part them.
+struct PairLane {
+  Fp h;
+
+  __device__ static bool odd() { return threadIdx.x & 1; }
+  /// The pair's two lanes, for the shuffles' synchronization.
+  __device__ static unsigned pair_mask() { return 3u << (threadIdx.x & 30); }
+
+  /// The partner thread's half.
+  __device__ static Fp partner(const Fp& x) {
+    Fp r;
+    G16_UNROLL for (int i = 0; i < Fp::N; i++) r.l[i] = __shfl_xor_sync(pair_mask(), x.l[i], 1);
+    return r;
+  }
+
+  __device__ static PairLane zero() { return {Fp::zero()}; }
+  __device__ static PairLane one() { return {odd() ? Fp::zero() : Fp::one()}; }
+  /// Whether the element (both halves) is 0.
+  __device__ bool is_zero() const {
+    bool mine = h.is_zero();
+    return mine && __shfl_xor_sync(pair_mask(), static_cast<int>(mine), 1) != 0;
+  }
+  __device__ PairLane operator+(const PairLane& b) const { return {h + b.h}; }
+  __device__ PairLane operator-(const PairLane& b) const { return {h - b.h}; }
+  __device__ PairLane operator-() const { return {-h}; }
+  __device__ PairLane dbl() const { return {h.dbl()}; }
+  __device__ PairLane operator*(const PairLane& b) const { return mul_device(*this, b); }
+  __device__ PairLane sqr() const { return sqr_device(*this); }
+
+  /// Called, not inlined, as Fp's and Fp2's products are (the instruction
+  /// cache); the shuffles go inside.
+  static __device__ __noinline__ PairLane mul_device(PairLane x, PairLane y) {
+    return {pair_mul(x.h, partner(x.h), y.h, partner(y.h), odd())};
+  }
+  static __device__ __noinline__ PairLane sqr_device(PairLane x) {
+    return {pair_sqr(x.h, partner(x.h), odd())};
+  }
+};
+#endif
+
 }  // namespace ff
 }  // namespace groth16_gpu

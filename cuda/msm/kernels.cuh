@@ -2,6 +2,7 @@
 // per-thread steps of pippenger.cuh.
 #pragma once
 
+#include "../ff/fp2_pairs.cuh"
 #include "pippenger.cuh"
 #include "shifted_copies.cuh"
 
@@ -60,6 +61,46 @@ __global__ void sum_blocks_kernel(const ec::Affine<F>* bases, const uint32_t* ke
   if (start >= entries) return;
   uint32_t len = entries - start < block ? entries - start : block;
   sum_block(bases, keys, values, entry_offsets, piece_offsets, start, len, block, out);
+}
+
+/// A pair of threads' halves of G2 points (ff/fp2_pairs.cuh): each lane
+/// reads and writes the Fp2 component it holds.
+struct G2Halves {
+  const ec::G2Affine* bases;
+  ec::G2Xyzz* out;
+
+  __device__ static const ff::Fp& half(const ff::Fp2& x) {
+    return ff::PairLane::odd() ? x.c1 : x.c0;
+  }
+  __device__ static ff::Fp& half(ff::Fp2& x) { return ff::PairLane::odd() ? x.c1 : x.c0; }
+
+  __device__ ec::Affine<ff::PairLane> load(uint32_t i) const {
+    const ec::G2Affine& p = bases[i];
+    return {{half(p.x)}, {half(p.y)}};
+  }
+  __device__ void store(uint32_t slot, const ec::Xyzz<ff::PairLane>& sum) const {
+    ec::G2Xyzz& o = out[slot];
+    half(o.x) = sum.x.h;
+    half(o.y) = sum.y.h;
+    half(o.zz) = sum.zz.h;
+    half(o.zzz) = sum.zzz.h;
+  }
+};
+
+/// sum_blocks_kernel for G2 with each point split over a pair of threads:
+/// pair t sums thread t's block there, each lane its half of every Fp2.
+/// Both lanes of a pair take every branch together (the blocks, keys and
+/// the pair-decided is_zero), which the shuffles need.
+static __global__ void sum_blocks_pairs_kernel(const ec::G2Affine* bases, const uint32_t* keys,
+                                               const uint32_t* values,
+                                               const uint32_t* entry_offsets,
+                                               const uint32_t* piece_offsets, uint32_t entries,
+                                               uint32_t block, ec::G2Xyzz* out) {
+  uint32_t start = (blockIdx.x * blockDim.x + threadIdx.x) / 2 * block;
+  if (start >= entries) return;
+  uint32_t len = entries - start < block ? entries - start : block;
+  sum_block_through<ff::PairLane>(G2Halves{bases, out}, keys, values, entry_offsets,
+                                  piece_offsets, start, len, block);
 }
 
 template <class F>

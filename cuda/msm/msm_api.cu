@@ -42,6 +42,8 @@ std::atomic<size_t> chunk_cap_for_tests{0};
 std::atomic<uint32_t> window_bits_for_tests{0};
 /// First-level threads kept when blocks grow (0: the default); the same.
 std::atomic<size_t> first_level_threads_for_tests{0};
+/// G2's first level over thread pairs; the same.
+std::atomic<bool> g2_pairs_for_tests{false};
 
 }  // namespace
 
@@ -64,6 +66,10 @@ void set_msm_first_level_threads_for_tests(size_t threads) {
 }
 
 size_t msm_first_level_threads_for_tests() { return first_level_threads_for_tests.load(); }
+
+void set_msm_g2_pairs_for_tests(bool pairs) { g2_pairs_for_tests.store(pairs); }
+
+bool msm_g2_pairs_for_tests() { return g2_pairs_for_tests.load(); }
 
 namespace {
 

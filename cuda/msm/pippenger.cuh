@@ -106,6 +106,41 @@ G16_HD uint32_t piece_slot(const uint32_t* entry_offsets, const uint32_t* piece_
   return piece_offsets[bucket] + start / block - entry_offsets[bucket] / block;
 }
 
+/// Points read and partial sums written whole, by one thread.
+template <class F>
+struct WholePoints {
+  const ec::Affine<F>* bases;
+  ec::Xyzz<F>* out;
+
+  G16_HD ec::Affine<F> load(uint32_t i) const { return bases[i]; }
+  G16_HD void store(uint32_t slot, const ec::Xyzz<F>& sum) const { out[slot] = sum; }
+};
+
+/// sum_block with the points read and the partial sums written through
+/// `points` (load(i), store(slot, sum)), in field F: whole points, or a
+/// thread's half of each where a pair of threads shares them
+/// (fp2_pairs.cuh).
+template <class F, class Points>
+G16_HD void sum_block_through(const Points& points, const uint32_t* keys, const uint32_t* values,
+                              const uint32_t* entry_offsets, const uint32_t* piece_offsets,
+                              uint32_t start, uint32_t len, uint32_t block) {
+  ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
+  uint32_t bucket = keys[start], piece_start = start;
+  for (uint32_t e = start; e < start + len; e++) {
+    uint32_t key = keys[e];
+    if (key != bucket) {
+      points.store(piece_slot(entry_offsets, piece_offsets, bucket, piece_start, block), acc);
+      acc = ec::Xyzz<F>::identity();
+      bucket = key;
+      piece_start = e;
+    }
+    uint32_t v = values[e];
+    ec::Affine<F> p = points.load(v & ~kNegative);
+    acc = acc.add_affine((v & kNegative) ? -p : p);
+  }
+  points.store(piece_slot(entry_offsets, piece_offsets, bucket, piece_start, block), acc);
+}
+
 /// Sums the sorted entries [start, start + len) (one block, which may span
 /// buckets), negating where a digit was negative, into one partial sum per
 /// bucket piece (piece_slot). Every thread of the first level so adds the
@@ -116,21 +151,8 @@ template <class F>
 G16_HD void sum_block(const ec::Affine<F>* bases, const uint32_t* keys, const uint32_t* values,
                       const uint32_t* entry_offsets, const uint32_t* piece_offsets,
                       uint32_t start, uint32_t len, uint32_t block, ec::Xyzz<F>* out) {
-  ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
-  uint32_t bucket = keys[start], piece_start = start;
-  for (uint32_t e = start; e < start + len; e++) {
-    uint32_t key = keys[e];
-    if (key != bucket) {
-      out[piece_slot(entry_offsets, piece_offsets, bucket, piece_start, block)] = acc;
-      acc = ec::Xyzz<F>::identity();
-      bucket = key;
-      piece_start = e;
-    }
-    uint32_t v = values[e];
-    ec::Affine<F> p = bases[v & ~kNegative];
-    acc = acc.add_affine((v & kNegative) ? -p : p);
-  }
-  out[piece_slot(entry_offsets, piece_offsets, bucket, piece_start, block)] = acc;
+  sum_block_through<F>(WholePoints<F>{bases, out}, keys, values, entry_offsets, piece_offsets,
+                       start, len, block);
 }
 
 /// Sum of in[start, start + len).

@@ -6,7 +6,7 @@
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use groth16_gpu::backend::cuda::{
-    set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests,
+    set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests, set_msm_g2_pairs_for_tests,
 };
 use groth16_gpu::device::DeviceGuard;
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -176,6 +176,12 @@ impl Knob {
     pub fn first_level_threads(threads: usize) -> Self {
         set_msm_first_level_threads_for_tests(Some(threads));
         Knob(|| set_msm_first_level_threads_for_tests(None))
+    }
+
+    /// Runs G2's first level with each point split over a pair of threads.
+    pub fn g2_pairs() -> Self {
+        set_msm_g2_pairs_for_tests(true);
+        Knob(|| set_msm_g2_pairs_for_tests(false))
     }
 }
 

@@ -611,6 +611,15 @@ pub fn set_msm_first_level_threads_for_tests(threads: Option<usize>) {
     ffi::set_msm_first_level_threads_for_tests(threads.unwrap_or(0));
 }
 
+/// Runs the first bucket level of every later G2 MSM in this process with
+/// each point split over a pair of threads (`true`) or whole in one
+/// (`false`: the default, unless `G16_MSM_G2_PAIRS=1`), so tests cover
+/// both. Results are the same either way.
+#[doc(hidden)]
+pub fn set_msm_g2_pairs_for_tests(pairs: bool) {
+    ffi::set_msm_g2_pairs_for_tests(pairs);
+}
+
 /// Forces the window bits of every later MSM on the device in this process
 /// (`None`: each size chooses its own), so a benchmark can time one size at
 /// several windows. Results are the same with any window; bits outside
