@@ -63,10 +63,12 @@ struct PairLane {
 
   __device__ static PairLane zero() { return {Fp::zero()}; }
   __device__ static PairLane one() { return {odd() ? Fp::zero() : Fp::one()}; }
-  /// Whether the element (both halves) is 0.
+  /// Whether the element (both halves) is 0. Both lanes always reach the
+  /// shuffle: a short-circuited one would leave its partner waiting.
   __device__ bool is_zero() const {
-    bool mine = h.is_zero();
-    return mine && __shfl_xor_sync(pair_mask(), static_cast<int>(mine), 1) != 0;
+    int mine = h.is_zero() ? 1 : 0;
+    int theirs = __shfl_xor_sync(pair_mask(), mine, 1);
+    return (mine & theirs) != 0;
   }
   __device__ PairLane operator+(const PairLane& b) const { return {h + b.h}; }
   __device__ PairLane operator-(const PairLane& b) const { return {h - b.h}; }
