@@ -150,8 +150,9 @@ pub(crate) mod ffi {
         /// Lowers the first-level threads kept as blocks grow (0: the
         /// default), for tests.
         fn set_msm_first_level_threads_for_tests(threads: usize);
-        /// Runs G2's first level over thread pairs (or not), for tests.
-        fn set_msm_g2_pairs_for_tests(pairs: bool);
+        /// G2's first level: 0 one thread a point, 1 a pair of threads, 2
+        /// a pair held to 128 registers; for tests. Above 2 an error.
+        fn set_msm_g2_pairs_for_tests(mode: u32) -> Result<()>;
         /// Forces the window bits of later device MSMs (0: none), for
         /// benchmarks; outside 4..=20 an error.
         fn set_msm_window_bits_for_tests(bits: u32) -> Result<()>;

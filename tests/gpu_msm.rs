@@ -19,7 +19,8 @@ use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
     batch_add_g1, batch_add_g2, is_pinned, msm_g1, msm_g2, pack_bits, reserve_device_memory,
-    set_msm_window_bits_for_tests, GpuCurve, PinnedStaging, ResidentBases, ScalarUploader,
+    set_msm_g2_pairs_for_tests, set_msm_window_bits_for_tests, GpuCurve, PinnedStaging,
+    ResidentBases, ScalarUploader,
 };
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
 use group::prime::PrimeCurveAffine;
@@ -825,14 +826,26 @@ fn check_indexed(
 /// MSMs run), at sizes a test can check: G1 and G2, special scalars (one
 /// bucket spanning many blocks among them) and an indexed subset with
 /// repeats.
+/// The G2 first-level modes a test may force: 0, 1 and 2, nothing else
+/// (a host check: no device needed).
+#[test]
+fn g2_first_level_modes_above_two_are_refused() {
+    assert!(set_msm_g2_pairs_for_tests(3).is_err());
+    assert!(set_msm_g2_pairs_for_tests(u32::MAX).is_err());
+}
+
 /// G2's first level with each point split over a pair of threads
 /// (`G16_MSM_G2_PAIRS=1`): random, special and awkward inputs (identity,
 /// repeated and negated bases), blocks of 32 and 512, several chunks.
 #[test]
 fn gpu_msm_g2_over_thread_pairs_matches_blstrs() {
     on_each_device_with_knobs(|guard, case, rng| {
-        let _pairs = Knob::g2_pairs();
+        let _capped = Knob::g2_pairs(2);
         let n = case.g2.len();
+        let scalars = random_scalars(n, rng);
+        let got = case.resident_g2.msm(guard, &scalars).unwrap();
+        assert_eq!(got, expected_g2(&case.g2, &scalars), "128 registers");
+        let _pairs = Knob::g2_pairs(1);
         let mut cases = special_scalars(n, rng);
         cases.push(("random", random_scalars(n, rng)));
         for (name, scalars) in &cases {

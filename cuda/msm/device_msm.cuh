@@ -73,12 +73,14 @@ inline uint32_t inline_pieces() {
   return forced ? forced : kInlinePieces;
 }
 
-/// Whether G2's first level splits each point over a pair of threads
-/// (G16_MSM_G2_PAIRS=1, or a test's set_msm_g2_pairs_for_tests); not yet
-/// the default: it has not been timed against one thread a point.
-inline bool g2_first_level_in_pairs() {
-  static const bool forced = tuning_knob("G16_MSM_G2_PAIRS", 1, 1) != 0;
-  return forced || msm_g2_pairs_for_tests();
+/// How G2's first level holds its points: 0 whole in one thread; 1 split
+/// over a pair of threads (G16_MSM_G2_PAIRS=1, or a test's
+/// set_msm_g2_pairs_for_tests); 2 the same held to 128 registers
+/// (G16_MSM_G2_PAIRS=2). Not yet the default: pairs have not been timed
+/// against one thread a point.
+inline uint32_t g2_first_level_pairs() {
+  static const uint32_t forced = tuning_knob("G16_MSM_G2_PAIRS", 1, 2);
+  return forced ? forced : msm_g2_pairs_for_tests();
 }
 /// Window-reduction threads below which segments get shorter. A small
 /// MSM's 13-bit windows (20 x 4096 buckets) made 2,560 segments of 32:
@@ -273,8 +275,12 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   if (entries > 0) {
     uint32_t threads = (entries + block - 1) / block;
     if constexpr (std::is_same<F, ff::Fp2>::value) {
-      if (g2_first_level_in_pairs()) {
-        sum_blocks_pairs_kernel<<<grid_for(2 * size_t(threads)), kBlock, 0, stream>>>(
+      uint32_t pairs = g2_first_level_pairs();
+      if (pairs == 1) {
+        sum_blocks_pairs_kernel<3><<<grid_for(2 * size_t(threads)), kBlock, 0, stream>>>(
+            bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
+      } else if (pairs == 2) {
+        sum_blocks_pairs_kernel<4><<<grid_for(2 * size_t(threads)), kBlock, 0, stream>>>(
             bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
       } else {
         sum_blocks_kernel<F><<<grid_for(threads), kBlock, 0, stream>>>(

@@ -90,12 +90,15 @@ struct G2Halves {
 /// sum_blocks_kernel for G2 with each point split over a pair of threads:
 /// pair t sums thread t's block there, each lane its half of every Fp2.
 /// Both lanes of a pair take every branch together (the blocks, keys and
-/// the pair-decided is_zero), which the shuffles need.
-static __global__ void sum_blocks_pairs_kernel(const ec::G2Affine* bases, const uint32_t* keys,
-                                               const uint32_t* values,
-                                               const uint32_t* entry_offsets,
-                                               const uint32_t* piece_offsets, uint32_t entries,
-                                               uint32_t block, ec::G2Xyzz* out) {
+/// the pair-decided is_zero), which the shuffles need. kMinBlocks blocks
+/// an SM bound its registers: 3 leaves ptxas its choice (164), 4 holds it
+/// to 128.
+template <int kMinBlocks>
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    sum_blocks_pairs_kernel(const ec::G2Affine* bases, const uint32_t* keys,
+                            const uint32_t* values, const uint32_t* entry_offsets,
+                            const uint32_t* piece_offsets, uint32_t entries, uint32_t block,
+                            ec::G2Xyzz* out) {
   uint32_t start = (blockIdx.x * blockDim.x + threadIdx.x) / 2 * block;
   if (start >= entries) return;
   uint32_t len = entries - start < block ? entries - start : block;

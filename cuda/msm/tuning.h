@@ -5,7 +5,8 @@
 //   G16_MSM_INLINE_PIECES  partial sums a bucket may hold when the window
 //                          segments walk it (1..1024)
 //   G16_MSM_G2_PAIRS       1: G2's first level with each point split over
-//                          a pair of threads (ff/fp2_pairs.cuh)
+//                          a pair of threads (ff/fp2_pairs.cuh); 2: the
+//                          same held to 128 registers (four blocks an SM)
 // G16_COPY_BITS, the window bits of a resident key's shifted copies, is
 // read on the Rust side (src/groth16/gpu/copies.rs), which knows the curve.
 // G16_MSM_PHASES (phase_timer.cuh), set to anything, prints where each MSM

@@ -163,12 +163,12 @@ void set_msm_first_level_threads_for_tests(size_t threads);
 size_t msm_first_level_threads_for_tests();
 
 /// Runs the G2 first level of every later MSM in the process with each
-/// point split over a pair of threads (true) or whole in one (false, the
-/// default unless G16_MSM_G2_PAIRS=1), so tests cover both. Results do not
-/// change.
-void set_msm_g2_pairs_for_tests(bool pairs);
-/// Whether set_msm_g2_pairs_for_tests asked for thread pairs.
-bool msm_g2_pairs_for_tests();
+/// point whole in one thread (0, the default unless G16_MSM_G2_PAIRS is
+/// set), split over a pair of threads (1), or the same held to 128
+/// registers (2), so tests cover each. Results do not change.
+void set_msm_g2_pairs_for_tests(uint32_t mode);
+/// The mode set_msm_g2_pairs_for_tests left.
+uint32_t msm_g2_pairs_for_tests();
 
 /// Holds `bytes` of device memory until the handle drops.
 std::unique_ptr<DeviceReservation> reserve_device_memory(const GpuDevice& device,

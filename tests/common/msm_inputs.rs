@@ -178,10 +178,11 @@ impl Knob {
         Knob(|| set_msm_first_level_threads_for_tests(None))
     }
 
-    /// Runs G2's first level with each point split over a pair of threads.
-    pub fn g2_pairs() -> Self {
-        set_msm_g2_pairs_for_tests(true);
-        Knob(|| set_msm_g2_pairs_for_tests(false))
+    /// Runs G2's first level with each point split over a pair of threads
+    /// (mode 1), held to 128 registers (2), or whole (0).
+    pub fn g2_pairs(mode: u32) -> Self {
+        set_msm_g2_pairs_for_tests(mode).expect("a G2 first-level mode");
+        Knob(|| set_msm_g2_pairs_for_tests(0).expect("mode 0"))
     }
 }
 

@@ -612,12 +612,13 @@ pub fn set_msm_first_level_threads_for_tests(threads: Option<usize>) {
 }
 
 /// Runs the first bucket level of every later G2 MSM in this process with
-/// each point split over a pair of threads (`true`) or whole in one
-/// (`false`: the default, unless `G16_MSM_G2_PAIRS=1`), so tests cover
-/// both. Results are the same either way.
+/// each point whole in one thread (0: the default, unless
+/// `G16_MSM_G2_PAIRS` is set), split over a pair of threads (1), or the
+/// same held to 128 registers (2), so tests cover each. Results are the
+/// same in every mode; above 2 is an error.
 #[doc(hidden)]
-pub fn set_msm_g2_pairs_for_tests(pairs: bool) {
-    ffi::set_msm_g2_pairs_for_tests(pairs);
+pub fn set_msm_g2_pairs_for_tests(mode: u32) -> Result<(), GpuError> {
+    Ok(ffi::set_msm_g2_pairs_for_tests(mode)?)
 }
 
 /// Forces the window bits of every later MSM on the device in this process
