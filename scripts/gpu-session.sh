@@ -12,6 +12,9 @@
 #   msm     gpu_msm $MSM_ARGS (default "22 20 16")
 #   copysweep  gpu_msm --copies-sweep $SWEEP_LOGS (default "22 22"): MSMs
 #           without and with shifted copies of their bases, side by side
+#   pairsweep  the copies sweep with G2's first level in each mode of
+#           G16_MSM_G2_PAIRS (0 one thread a point, 1 a pair of threads, 2
+#           a pair held to 128 registers), alternating in $ROUNDS rounds
 #   copies  prove as above at 2^$PROVE_SIZES, the key without shifted copies
 #           and with them, alternating in $ROUNDS rounds (default 2)
 #   knobs   prove as above at 2^$PROVE_SIZES for each setting in $KNOBS
@@ -95,6 +98,14 @@ for step in ${STEPS:-tests porep}; do
       ;;
     copysweep)
       copysweep copysweep "$bundle/bin/examples/gpu_msm"
+      ;;
+    pairsweep)
+      for round in $(seq "${ROUNDS:-2}"); do
+        for mode in 0 1 2; do
+          G16_MSM_G2_PAIRS=$mode copysweep "round $round, G2 pairs mode $mode" \
+            "$bundle/bin/examples/gpu_msm"
+        done
+      done
       ;;
     copies)
       for round in $(seq "${ROUNDS:-2}"); do
