@@ -274,21 +274,20 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   Xyzz* parts = s.parts[0];
   if (entries > 0) {
     uint32_t threads = (entries + block - 1) / block;
-    if constexpr (std::is_same<F, ff::Fp2>::value) {
-      uint32_t pairs = g2_first_level_pairs();
-      if (pairs == 1) {
-        sum_blocks_pairs_kernel<3><<<grid_for(2 * size_t(threads)), kBlock, 0, stream>>>(
-            bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
-      } else if (pairs == 2) {
-        sum_blocks_pairs_kernel<4><<<grid_for(2 * size_t(threads)), kBlock, 0, stream>>>(
-            bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
-      } else {
-        sum_blocks_kernel<F><<<grid_for(threads), kBlock, 0, stream>>>(
-            bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
-      }
-    } else {
+    uint32_t pairs = 0;  // G1 points are always whole
+    if constexpr (std::is_same<F, ff::Fp2>::value) pairs = g2_first_level_pairs();
+    if (pairs == 0) {
       sum_blocks_kernel<F><<<grid_for(threads), kBlock, 0, stream>>>(
           bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
+    } else if constexpr (std::is_same<F, ff::Fp2>::value) {
+      unsigned grid = grid_for(2 * size_t(threads));
+      if (pairs == 1) {
+        sum_blocks_pairs_kernel<3><<<grid, kBlock, 0, stream>>>(
+            bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
+      } else {
+        sum_blocks_pairs_kernel<4><<<grid, kBlock, 0, stream>>>(
+            bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
+      }
     }
     G16_CUDA_CHECK(cudaGetLastError());
   }

@@ -91,7 +91,7 @@ struct G2Halves {
 /// pair t sums thread t's block there, each lane its half of every Fp2.
 /// Both lanes of a pair take every branch together (the blocks, keys and
 /// the pair-decided is_zero), which the shuffles need. kMinBlocks blocks
-/// an SM bound its registers: 3 leaves ptxas its choice (164), 4 holds it
+/// an SM bound its registers: 3 leaves ptxas its choice (154), 4 holds it
 /// to 128.
 template <int kMinBlocks>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
