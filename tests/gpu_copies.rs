@@ -15,7 +15,10 @@ use blstrs::{Fp, Fp2, G1Affine, G2Affine, Scalar};
 use circuits::FieldHeavy;
 use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
-use groth16_gpu::backend::cuda::{copies_from, pack_bits, reserve_device_memory, ResidentBases};
+use groth16_gpu::backend::cuda::{
+    copies_from, pack_bits, reserve_device_memory, GpuCurve, ResidentBases,
+};
+use groth16_gpu::device::DeviceGuard;
 use groth16_gpu::generate_parameters_for_shape_random;
 use groth16_gpu::groth16::gpu::{prove_on_device, GpuProvingKey, ShiftedCopies};
 use groth16_gpu::groth16::prove;
@@ -211,6 +214,21 @@ fn expected_indexed(
     expected_g1(&picked, scalars)
 }
 
+/// `bases` uploaded to the guard's device with their shifted copies for
+/// `bits`-bit windows (None: the size's choice).
+fn with_copies<G: GpuCurve>(
+    guard: &DeviceGuard<'_>,
+    bases: &[G],
+    bits: Option<u32>,
+) -> ResidentBases<G>
+where
+    G::Curve: Send + Sync,
+{
+    let mut resident = ResidentBases::upload(guard, bases).unwrap();
+    resident.precompute(guard, bits).unwrap();
+    resident
+}
+
 #[test]
 fn gpu_msm_through_copies_matches_blstrs() {
     on_each_device(|guard, rng| {
@@ -220,8 +238,7 @@ fn gpu_msm_through_copies_matches_blstrs() {
         let n = copies_from() + 77;
         let bases = awkward_bases::<G1Affine>(n + extra, rng);
         for bits in [None, Some(20)] {
-            let mut resident = ResidentBases::upload(guard, &bases).unwrap();
-            resident.precompute(guard, bits).unwrap();
+            let resident = with_copies(guard, &bases, bits);
             assert!(resident.copies() > 1);
             assert_eq!(resident.copy_bits(), Some(bits.unwrap_or(16)));
             assert_eq!(
@@ -339,8 +356,7 @@ fn gpu_msm_through_copies_in_chunks_matches_blstrs() {
     on_each_device(|guard, rng| {
         let n = copies_from() + 3;
         let bases = random_bases::<G1Affine>(n, rng);
-        let mut resident = ResidentBases::upload(guard, &bases).unwrap();
-        resident.precompute(guard, None).unwrap();
+        let resident = with_copies(guard, &bases, None);
         let scalars = random_scalars(n, rng);
         let got = {
             let _cap = Knob::chunk_cap(100_000);
@@ -358,8 +374,7 @@ fn gpu_msm_through_copies_in_long_blocks_matches_blstrs() {
     on_each_device(|guard, rng| {
         let n = copies_from() + 9;
         let bases = awkward_bases::<G1Affine>(n, rng);
-        let mut resident = ResidentBases::upload(guard, &bases).unwrap();
-        resident.precompute(guard, Some(16)).unwrap();
+        let resident = with_copies(guard, &bases, Some(16));
         let mut cases = special_scalars(n, rng);
         cases.push(("random", random_scalars(n, rng)));
         let got: Vec<_> = {
@@ -380,8 +395,7 @@ fn gpu_msm_g2_through_copies_matches_blstrs() {
     on_each_device(|guard, rng| {
         let n = copies_from() + 5;
         let bases = awkward_bases::<G2Affine>(n, rng);
-        let mut resident = ResidentBases::upload(guard, &bases).unwrap();
-        resident.precompute(guard, None).unwrap();
+        let resident = with_copies(guard, &bases, None);
         // Each point whole in a thread, then split over a pair of threads
         // (uncapped and held to 128 registers).
         for pairs in 0..=2 {
