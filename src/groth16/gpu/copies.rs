@@ -145,10 +145,9 @@ fn tuned_copy_bits<G: GpuCurve>(len: usize) -> Option<u32> {
 /// `BITS` for both curves or `G1BITS,G2BITS`: the bits for G2 (`g2`) or
 /// G1, None for anything else. The C++ side refuses bits outside 4..=24.
 fn parse_copy_bits(text: &str, g2: bool) -> Option<u32> {
-    let fields: Vec<&str> = text.split(',').map(str::trim).collect();
-    let parsed: Vec<u32> = fields
-        .iter()
-        .map(|f| f.parse().ok())
+    let parsed: Vec<u32> = text
+        .split(',')
+        .map(|field| field.trim().parse().ok())
         .collect::<Option<_>>()?;
     match (parsed.as_slice(), g2) {
         ([both], _) => Some(*both),
