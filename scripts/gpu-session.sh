@@ -12,9 +12,10 @@
 #   msm     gpu_msm $MSM_ARGS (default "22 20 16")
 #   copysweep  gpu_msm --copies-sweep $SWEEP_LOGS (default "22 22"): MSMs
 #           without and with shifted copies of their bases, side by side
-#   pairsweep  the copies sweep with G2's first level in each mode of
-#           G16_MSM_G2_PAIRS (0 one thread a point, 1 a pair of threads, 2
-#           a pair held to 128 registers), alternating in $ROUNDS rounds
+#   pairsweep  the copies sweep with G2's first level in each layout of
+#           G16_MSM_G2_FIRST_LEVEL (1 one thread a point, 2 a pair of
+#           threads, 3 a pair held to 128 registers, the default),
+#           alternating in $ROUNDS rounds
 #   copies  prove as above at 2^$PROVE_SIZES, the key without shifted copies
 #           and with them, alternating in $ROUNDS rounds (default 2)
 #   knobs   prove as above at 2^$PROVE_SIZES for each setting in $KNOBS
@@ -101,8 +102,8 @@ for step in ${STEPS:-tests porep}; do
       ;;
     pairsweep)
       for round in $(seq "${ROUNDS:-2}"); do
-        for mode in 0 1 2; do
-          G16_MSM_G2_PAIRS=$mode copysweep "round $round, G2 pairs mode $mode" \
+        for mode in 1 2 3; do
+          G16_MSM_G2_FIRST_LEVEL=$mode copysweep "round $round, G2 first level $mode" \
             "$bundle/bin/examples/gpu_msm"
         done
       done
@@ -124,6 +125,13 @@ for step in ${STEPS:-tests porep}; do
         for setting in ${KNOBS:-default}; do
           settings=()
           [[ "$setting" == default ]] || IFS=+ read -r -a settings <<<"$setting"
+          for pair in "${settings[@]}"; do
+            # A knob out of range reads as unset: catch "A=1,B=2" for "A=1+B=2".
+            if [[ "${pair#*=}" == *=* ]]; then
+              echo "knobs: '$pair' holds two '='; join settings with '+'" >&2
+              exit 2
+            fi
+          done
           for size in ${PROVE_SIZES:-20 22}; do
             # The first run generates each size's key; the rest load it.
             run "round $round, $setting, prove $size" 400 env "${settings[@]}" \

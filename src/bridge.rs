@@ -150,9 +150,10 @@ pub(crate) mod ffi {
         /// Lowers the first-level threads kept as blocks grow (0: the
         /// default), for tests.
         fn set_msm_first_level_threads_for_tests(threads: usize);
-        /// G2's first level: 0 one thread a point, 1 a pair of threads, 2
-        /// a pair held to 128 registers; for tests. Above 2 an error.
-        fn set_msm_g2_pairs_for_tests(mode: u32) -> Result<()>;
+        /// G2's first-level layout (0: the built-in choice, 1 one thread a
+        /// point, 2 a pair of threads, 3 a pair held to 128 registers), for
+        /// tests. Above 3 an error.
+        fn set_msm_g2_first_level_for_tests(mode: u32) -> Result<()>;
         /// Forces the window bits of later device MSMs (0: none), for
         /// benchmarks; outside 4..=20 an error.
         fn set_msm_window_bits_for_tests(bits: u32) -> Result<()>;

@@ -16,7 +16,7 @@ use circuits::FieldHeavy;
 use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
-    copies_from, pack_bits, reserve_device_memory, GpuCurve, ResidentBases,
+    copies_from, pack_bits, reserve_device_memory, G2FirstLevel, GpuCurve, ResidentBases,
 };
 use groth16_gpu::device::DeviceGuard;
 use groth16_gpu::generate_parameters_for_shape_random;
@@ -398,19 +398,19 @@ fn gpu_msm_g2_through_copies_matches_blstrs() {
         let resident = with_copies(guard, &bases, None);
         // Each point whole in a thread, then split over a pair of threads
         // (uncapped and held to 128 registers).
-        for pairs in 0..=2 {
-            let _pairs = Knob::g2_pairs(pairs);
+        for layout in G2FirstLevel::ALL {
+            let _layout = Knob::g2_first_level(layout);
             let scalars = random_scalars(n, rng);
             assert_eq!(
                 resident.msm(guard, &scalars).unwrap(),
                 expected_g2(&bases, &scalars),
-                "pairs {pairs}"
+                "{layout:?}"
             );
             let (name, repeated) = special_scalars(n, rng).swap_remove(3);
             assert_eq!(
                 resident.msm(guard, &repeated).unwrap(),
                 expected_g2(&bases, &repeated),
-                "{name}, pairs {pairs}"
+                "{name}, {layout:?}"
             );
         }
     });

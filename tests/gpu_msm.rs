@@ -19,8 +19,8 @@ use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
     batch_add_g1, batch_add_g2, is_pinned, msm_g1, msm_g2, pack_bits, reserve_device_memory,
-    set_msm_g2_pairs_for_tests, set_msm_window_bits_for_tests, GpuCurve, PinnedStaging,
-    ResidentBases, ScalarUploader,
+    set_msm_window_bits_for_tests, G2FirstLevel, GpuCurve, PinnedStaging, ResidentBases,
+    ScalarUploader,
 };
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
 use group::prime::PrimeCurveAffine;
@@ -822,65 +822,66 @@ fn check_indexed(
     );
 }
 
+/// G2's first level in the layouts other than the default (pairs of
+/// threads held to 128 registers, which every other G2 test runs): random,
+/// special and awkward inputs (identity, repeated and negated bases),
+/// blocks of 32 and 512, several chunks.
+#[test]
+fn gpu_msm_g2_in_every_first_level_layout_matches_blstrs() {
+    on_each_device_with_knobs(|guard, case, rng| {
+        for layout in [G2FirstLevel::WholePoints, G2FirstLevel::Pairs] {
+            let _layout = Knob::g2_first_level(layout);
+            check_g2_first_level(guard, case, rng, &format!("{layout:?}"));
+        }
+    });
+}
+
+/// One layout's G2 checks for gpu_msm_g2_in_every_first_level_layout.
+fn check_g2_first_level(
+    guard: &DeviceGuard<'_>,
+    case: &KnobCase,
+    rng: &mut ChaCha20Rng,
+    layout: &str,
+) {
+    let n = case.g2.len();
+    let mut cases = special_scalars(n, rng);
+    cases.push(("random", random_scalars(n, rng)));
+    for (name, scalars) in &cases {
+        assert_eq!(
+            case.resident_g2.msm(guard, scalars).unwrap(),
+            expected_g2(&case.g2, scalars),
+            "{layout}, {name}"
+        );
+    }
+    let (_, scalars) = &cases[cases.len() - 1];
+    let want = expected_g2(&case.g2, scalars);
+    for threads in [10_000, 100] {
+        let _threads = Knob::first_level_threads(threads);
+        let got = case.resident_g2.msm(guard, scalars).unwrap();
+        assert_eq!(got, want, "{layout}, {threads} threads");
+    }
+    {
+        let _cap = Knob::chunk_cap(10_000);
+        assert_eq!(
+            case.resident_g2.msm(guard, scalars).unwrap(),
+            want,
+            "{layout}, chunks"
+        );
+    }
+    let awkward = awkward_bases::<G2Affine>(4099, rng);
+    let resident = ResidentBases::upload(guard, &awkward).unwrap();
+    let scalars = random_scalars(awkward.len(), rng);
+    assert_eq!(
+        resident.msm(guard, &scalars).unwrap(),
+        expected_g2(&awkward, &scalars),
+        "{layout}, awkward bases"
+    );
+}
+
 /// Blocks of sorted entries from 32 up to 512 a thread (what 2^24-point
 /// MSMs run), at sizes a test can check: G1 and G2, special scalars (one
 /// bucket spanning many blocks among them) and an indexed subset with
 /// repeats.
-/// The G2 first-level modes a test may force: 0, 1 and 2, nothing else
-/// (a host check: no device needed).
-#[test]
-fn g2_first_level_modes_above_two_are_refused() {
-    assert!(set_msm_g2_pairs_for_tests(3).is_err());
-    assert!(set_msm_g2_pairs_for_tests(u32::MAX).is_err());
-}
-
-/// G2's first level with each point split over a pair of threads
-/// (`G16_MSM_G2_PAIRS=1`): random, special and awkward inputs (identity,
-/// repeated and negated bases), blocks of 32 and 512, several chunks.
-#[test]
-fn gpu_msm_g2_over_thread_pairs_matches_blstrs() {
-    on_each_device_with_knobs(|guard, case, rng| {
-        let _capped = Knob::g2_pairs(2);
-        let n = case.g2.len();
-        let scalars = random_scalars(n, rng);
-        let got = case.resident_g2.msm(guard, &scalars).unwrap();
-        assert_eq!(got, expected_g2(&case.g2, &scalars), "128 registers");
-        let _pairs = Knob::g2_pairs(1);
-        let mut cases = special_scalars(n, rng);
-        cases.push(("random", random_scalars(n, rng)));
-        for (name, scalars) in &cases {
-            assert_eq!(
-                case.resident_g2.msm(guard, scalars).unwrap(),
-                expected_g2(&case.g2, scalars),
-                "{name}"
-            );
-        }
-        let (_, scalars) = &cases[cases.len() - 1];
-        let want = expected_g2(&case.g2, scalars);
-        for threads in [10_000, 100] {
-            let _threads = Knob::first_level_threads(threads);
-            let got = case.resident_g2.msm(guard, scalars).unwrap();
-            assert_eq!(got, want, "{threads} threads");
-        }
-        {
-            let _cap = Knob::chunk_cap(10_000);
-            assert_eq!(
-                case.resident_g2.msm(guard, scalars).unwrap(),
-                want,
-                "chunks"
-            );
-        }
-        let awkward = awkward_bases::<G2Affine>(4099, rng);
-        let resident = ResidentBases::upload(guard, &awkward).unwrap();
-        let scalars = random_scalars(awkward.len(), rng);
-        assert_eq!(
-            resident.msm(guard, &scalars).unwrap(),
-            expected_g2(&awkward, &scalars),
-            "awkward bases"
-        );
-    });
-}
-
 #[test]
 fn gpu_msm_in_long_first_level_blocks_matches_blstrs() {
     on_each_device_with_knobs(|guard, case, rng| {

@@ -73,14 +73,18 @@ inline uint32_t inline_pieces() {
   return forced ? forced : kInlinePieces;
 }
 
-/// How G2's first level holds its points: 0 whole in one thread; 1 split
-/// over a pair of threads (G16_MSM_G2_PAIRS=1, or a test's
-/// set_msm_g2_pairs_for_tests); 2 the same held to 128 registers
-/// (G16_MSM_G2_PAIRS=2). Not yet the default: pairs have not been timed
-/// against one thread a point.
-inline uint32_t g2_first_level_pairs() {
-  static const uint32_t forced = tuning_knob("G16_MSM_G2_PAIRS", 1, 2);
-  return forced ? forced : msm_g2_pairs_for_tests();
+/// G2's first level with each point split over a pair of threads, held to
+/// 128 registers (G2FirstLevel::kPairs128): G2 2^22 points with 20-bit
+/// copies 120.6 -> 109.5 ms on the H200 against a point a thread, and 2^24
+/// proofs 1034-1047 -> 986-994 ms best of 5 (NOTES-gpu.md, 2026-12-04).
+constexpr G2FirstLevel kG2FirstLevel = G2FirstLevel::kPairs128;
+
+/// kG2FirstLevel, or G16_MSM_G2_FIRST_LEVEL where set, or what a test
+/// forced with set_msm_g2_first_level_for_tests.
+inline G2FirstLevel g2_first_level() {
+  static const uint32_t forced = tuning_knob("G16_MSM_G2_FIRST_LEVEL", 1, 3);
+  uint32_t mode = forced ? forced : msm_g2_first_level_for_tests();
+  return mode ? static_cast<G2FirstLevel>(mode) : kG2FirstLevel;
 }
 /// Window-reduction threads below which segments get shorter. A small
 /// MSM's 13-bit windows (20 x 4096 buckets) made 2,560 segments of 32:
@@ -274,14 +278,14 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   Xyzz* parts = s.parts[0];
   if (entries > 0) {
     uint32_t threads = (entries + block - 1) / block;
-    uint32_t pairs = 0;  // G1 points are always whole
-    if constexpr (std::is_same<F, ff::Fp2>::value) pairs = g2_first_level_pairs();
-    if (pairs == 0) {
+    auto layout = G2FirstLevel::kWholePoints;  // G1 points are always whole
+    if constexpr (std::is_same<F, ff::Fp2>::value) layout = g2_first_level();
+    if (layout == G2FirstLevel::kWholePoints) {
       sum_blocks_kernel<F><<<grid_for(threads), kBlock, 0, stream>>>(
           bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
     } else if constexpr (std::is_same<F, ff::Fp2>::value) {
       unsigned grid = grid_for(2 * size_t(threads));
-      if (pairs == 1) {
+      if (layout == G2FirstLevel::kPairs) {
         sum_blocks_pairs_kernel<3><<<grid, kBlock, 0, stream>>>(
             bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
       } else {

@@ -42,8 +42,8 @@ std::atomic<size_t> chunk_cap_for_tests{0};
 std::atomic<uint32_t> window_bits_for_tests{0};
 /// First-level threads kept when blocks grow (0: the default); the same.
 std::atomic<size_t> first_level_threads_for_tests{0};
-/// G2's first level over thread pairs (mode 1 or 2); the same.
-std::atomic<uint32_t> g2_pairs_for_tests{0};
+/// G2's first-level layout (0: the built-in choice); the same.
+std::atomic<uint32_t> g2_first_level_for_tests{0};
 
 }  // namespace
 
@@ -67,12 +67,14 @@ void set_msm_first_level_threads_for_tests(size_t threads) {
 
 size_t msm_first_level_threads_for_tests() { return first_level_threads_for_tests.load(); }
 
-void set_msm_g2_pairs_for_tests(uint32_t mode) {
-  if (mode > 2) throw std::invalid_argument("G2 first-level mode " + std::to_string(mode));
-  g2_pairs_for_tests.store(mode);
+void set_msm_g2_first_level_for_tests(uint32_t mode) {
+  if (mode > static_cast<uint32_t>(G2FirstLevel::kPairs128)) {
+    throw std::invalid_argument("G2 first-level mode " + std::to_string(mode) + " outside 0..=3");
+  }
+  g2_first_level_for_tests.store(mode);
 }
 
-uint32_t msm_g2_pairs_for_tests() { return g2_pairs_for_tests.load(); }
+uint32_t msm_g2_first_level_for_tests() { return g2_first_level_for_tests.load(); }
 
 namespace {
 

@@ -4,9 +4,10 @@
 //   G16_MSM_FIRST_BLOCK    sorted entries per first-level thread (32..4096)
 //   G16_MSM_INLINE_PIECES  partial sums a bucket may hold when the window
 //                          segments walk it (1..1024)
-//   G16_MSM_G2_PAIRS       1: G2's first level with each point split over
-//                          a pair of threads (ff/fp2_pairs.cuh); 2: the
-//                          same held to 128 registers (four blocks an SM)
+//   G16_MSM_G2_FIRST_LEVEL G2's first level with each point whole in a
+//                          thread (1), split over a pair of threads (2,
+//                          ff/fp2_pairs.cuh), or the same held to 128
+//                          registers (3, the default); G2FirstLevel in msm.h
 // G16_COPY_BITS, the window bits of a resident key's shifted copies, is
 // read on the Rust side (src/groth16/gpu/copies.rs), which knows the curve.
 // G16_MSM_PHASES (phase_timer.cuh), set to anything, prints where each MSM

@@ -162,13 +162,24 @@ void set_msm_first_level_threads_for_tests(size_t threads);
 /// The threshold set_msm_first_level_threads_for_tests left (0: default).
 size_t msm_first_level_threads_for_tests();
 
-/// Runs the G2 first level of every later MSM in the process with each
-/// point whole in one thread (0, the default unless G16_MSM_G2_PAIRS is
-/// set), split over a pair of threads (1), or the same held to 128
-/// registers (2), so tests cover each. Results do not change.
-void set_msm_g2_pairs_for_tests(uint32_t mode);
-/// The mode set_msm_g2_pairs_for_tests left.
-uint32_t msm_g2_pairs_for_tests();
+/// How G2's first bucket level holds its points. The values are those of
+/// G16_MSM_G2_FIRST_LEVEL and set_msm_g2_first_level_for_tests.
+enum class G2FirstLevel : uint32_t {
+  /// Each point whole in one thread (255 registers, two warps a scheduler).
+  kWholePoints = 1,
+  /// Each point split over a pair of threads, ptxas's register choice (154).
+  kPairs = 2,
+  /// The same held to 128 registers (four blocks an SM): the default.
+  kPairs128 = 3,
+};
+
+/// Runs the G2 first level of every later MSM in the process in layout
+/// `mode` (a G2FirstLevel; 0: the built-in choice), unless
+/// G16_MSM_G2_FIRST_LEVEL is set, so tests cover each. Results do not
+/// change. Throws invalid_argument above 3.
+void set_msm_g2_first_level_for_tests(uint32_t mode);
+/// The mode set_msm_g2_first_level_for_tests left (0: none).
+uint32_t msm_g2_first_level_for_tests();
 
 /// Holds `bytes` of device memory until the handle drops.
 std::unique_ptr<DeviceReservation> reserve_device_memory(const GpuDevice& device,

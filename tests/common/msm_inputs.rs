@@ -6,7 +6,8 @@
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use groth16_gpu::backend::cuda::{
-    set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests, set_msm_g2_pairs_for_tests,
+    set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests,
+    set_msm_g2_first_level_for_tests, G2FirstLevel,
 };
 use groth16_gpu::device::DeviceGuard;
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -178,11 +179,10 @@ impl Knob {
         Knob(|| set_msm_first_level_threads_for_tests(None))
     }
 
-    /// Runs G2's first level with each point split over a pair of threads
-    /// (mode 1), held to 128 registers (2), or whole (0).
-    pub fn g2_pairs(mode: u32) -> Self {
-        set_msm_g2_pairs_for_tests(mode).expect("a G2 first-level mode");
-        Knob(|| set_msm_g2_pairs_for_tests(0).expect("mode 0"))
+    /// Runs G2's first level in `layout`.
+    pub fn g2_first_level(layout: G2FirstLevel) -> Self {
+        set_msm_g2_first_level_for_tests(Some(layout));
+        Knob(|| set_msm_g2_first_level_for_tests(None))
     }
 }
 

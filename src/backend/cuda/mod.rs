@@ -43,8 +43,9 @@ pub use device_shape::{
 };
 pub use msm::{
     batch_add_g1, batch_add_g2, copies_from, msm_g1, msm_g2, pack_bits, reserve_device_memory,
-    set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests, set_msm_g2_pairs_for_tests,
-    set_msm_window_bits_for_tests, DeviceReservation, MsmTiming, ResidentBases,
+    set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests,
+    set_msm_g2_first_level_for_tests, set_msm_window_bits_for_tests, DeviceReservation,
+    G2FirstLevel, MsmTiming, ResidentBases,
 };
 pub use ntt::{ntt, NttKind};
 pub use pinned_vec::PinnedVec;

@@ -611,14 +611,30 @@ pub fn set_msm_first_level_threads_for_tests(threads: Option<usize>) {
     ffi::set_msm_first_level_threads_for_tests(threads.unwrap_or(0));
 }
 
-/// Runs the first bucket level of every later G2 MSM in this process with
-/// each point whole in one thread (0: the default, unless
-/// `G16_MSM_G2_PAIRS` is set), split over a pair of threads (1), or the
-/// same held to 128 registers (2), so tests cover each. Results are the
-/// same in every mode; above 2 is an error.
+/// How the first bucket level of a G2 MSM holds its points (the values of
+/// `G16_MSM_G2_FIRST_LEVEL`).
 #[doc(hidden)]
-pub fn set_msm_g2_pairs_for_tests(mode: u32) -> Result<(), GpuError> {
-    Ok(ffi::set_msm_g2_pairs_for_tests(mode)?)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum G2FirstLevel {
+    /// Each point whole in one thread.
+    WholePoints = 1,
+    /// Each point split over a pair of threads.
+    Pairs = 2,
+    /// The same held to 128 registers: the default.
+    Pairs128 = 3,
+}
+
+impl G2FirstLevel {
+    pub const ALL: [G2FirstLevel; 3] = [Self::WholePoints, Self::Pairs, Self::Pairs128];
+}
+
+/// Runs the first bucket level of every later G2 MSM in this process in
+/// `layout` (`None`: the built-in choice) unless `G16_MSM_G2_FIRST_LEVEL`
+/// is set, so tests cover each. Results are the same in every layout.
+#[doc(hidden)]
+pub fn set_msm_g2_first_level_for_tests(layout: Option<G2FirstLevel>) {
+    let mode = layout.map_or(0, |layout| layout as u32);
+    ffi::set_msm_g2_first_level_for_tests(mode).expect("a G2FirstLevel is in 0..=3");
 }
 
 /// Forces the window bits of every later MSM on the device in this process
@@ -628,4 +644,16 @@ pub fn set_msm_g2_pairs_for_tests(mode: u32) -> Result<(), GpuError> {
 #[doc(hidden)]
 pub fn set_msm_window_bits_for_tests(bits: Option<u32>) -> Result<(), GpuError> {
     Ok(ffi::set_msm_window_bits_for_tests(bits.unwrap_or(0))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The C++ side refuses a layout past the last (a host check).
+    #[test]
+    fn g2_first_level_modes_past_the_last_are_refused() {
+        assert!(ffi::set_msm_g2_first_level_for_tests(G2FirstLevel::Pairs128 as u32 + 1).is_err());
+        assert!(ffi::set_msm_g2_first_level_for_tests(u32::MAX).is_err());
+    }
 }
