@@ -25,6 +25,9 @@
 #           G16_INPUTS_AFTER_B=1 are read in src/groth16/gpu/copies.rs
 #           and prover.rs), alternating in $ROUNDS
 #           rounds, one key per size saved and loaded
+#   knobsweep  the copies sweep (as copysweep) for each setting in
+#           $SWEEP_KNOBS (written as knobs' $KNOBS), alternating in $ROUNDS
+#           rounds
 #   varianttests  the test_* binaries under $bundle/variants/NAME/
 #   compare the binaries named in $COMPARE (default "prove"; also
 #           "filecoin_porep", "gpu_msm", "gpu_ntt" at $NTT_LOGS) under
@@ -67,10 +70,27 @@ run() {
   say "== $label: exit $? after $((SECONDS - started)) s"
 }
 
-# copysweep LABEL BINARY: gpu_msm's copies sweep at $SWEEP_LOGS.
+# copysweep LABEL COMMAND...: gpu_msm's copies sweep at $SWEEP_LOGS.
 copysweep() {
+  local label="$1"
+  shift
   # shellcheck disable=SC2086 # the sizes are split on purpose
-  run "$1" 500 "$2" --copies-sweep ${SWEEP_LOGS:-22 22}
+  run "$label" 500 "$@" --copies-sweep ${SWEEP_LOGS:-22 22}
+}
+
+# knob_settings SETTING: fills `settings` with SETTING's VAR=VALUE pairs
+# ("default": none; else pairs joined by "+"). A knob out of range reads as
+# unset, so "A=1,B=2" for "A=1+B=2" would run silently as the default:
+# exits 2 on it.
+knob_settings() {
+  settings=()
+  [[ "$1" == default ]] || IFS=+ read -r -a settings <<<"$1"
+  for pair in "${settings[@]}"; do
+    if [[ "${pair#*=}" == *=* ]]; then
+      echo "knobs: '$pair' holds two '='; join settings with '+'" >&2
+      exit 2
+    fi
+  done
 }
 
 say "== $(date -u +%FT%TZ) on $(hostname)"
@@ -123,21 +143,22 @@ for step in ${STEPS:-tests porep}; do
     knobs)
       for round in $(seq "${ROUNDS:-2}"); do
         for setting in ${KNOBS:-default}; do
-          settings=()
-          [[ "$setting" == default ]] || IFS=+ read -r -a settings <<<"$setting"
-          for pair in "${settings[@]}"; do
-            # A knob out of range reads as unset: catch "A=1,B=2" for "A=1+B=2".
-            if [[ "${pair#*=}" == *=* ]]; then
-              echo "knobs: '$pair' holds two '='; join settings with '+'" >&2
-              exit 2
-            fi
-          done
+          knob_settings "$setting"
           for size in ${PROVE_SIZES:-20 22}; do
             # The first run generates each size's key; the rest load it.
             run "round $round, $setting, prove $size" 400 env "${settings[@]}" \
               "$bundle/bin/examples/prove" --size "$size" --circuit field --split --proofs 3 "${repeats[@]}" \
               --params "/tmp/field-$size.params"
           done
+        done
+      done
+      ;;
+    knobsweep)
+      for round in $(seq "${ROUNDS:-2}"); do
+        for setting in ${SWEEP_KNOBS:-default}; do
+          knob_settings "$setting"
+          copysweep "round $round, $setting, gpu_msm" env "${settings[@]}" \
+            "$bundle/bin/examples/gpu_msm"
         done
       done
       ;;

@@ -823,7 +823,8 @@ fn check_indexed(
 }
 
 /// G2's first level in the layouts other than the default (pairs of
-/// threads held to 128 registers, which every other G2 test runs): random,
+/// threads held to 128 registers, which every other G2 test runs), and so
+/// its task levels and window reduction whole and over pairs: random,
 /// special and awkward inputs (identity, repeated and negated bases),
 /// blocks of 32 and 512, several chunks.
 #[test]

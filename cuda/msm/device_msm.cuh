@@ -86,6 +86,24 @@ inline G2FirstLevel g2_first_level() {
   uint32_t mode = forced ? forced : msm_g2_first_level_for_tests();
   return mode ? static_cast<G2FirstLevel>(mode) : kG2FirstLevel;
 }
+/// Blocks an SM that the G2 pair kernels after the first level are
+/// launched for: 3 leaves ptxas its choice of registers.
+constexpr int kPairReductionBlocks = 3;
+
+/// Whether G2's task levels and window reduction run over thread pairs as
+/// its first level does: with either pair layout of the first level,
+/// unless G16_MSM_G2_WHOLE_REDUCTION=1 (for a sweep's comparison; each
+/// half of that mix is tested in the layouts that use it). Never for G1.
+template <class F>
+bool pair_reduction() {
+  if constexpr (std::is_same<F, ff::Fp2>::value) {
+    static const bool whole = tuning_knob("G16_MSM_G2_WHOLE_REDUCTION", 1, 1) != 0;
+    return !whole && g2_first_level() != G2FirstLevel::kWholePoints;
+  } else {
+    return false;
+  }
+}
+
 /// Window-reduction threads below which segments get shorter. A small
 /// MSM's 13-bit windows (20 x 4096 buckets) made 2,560 segments of 32:
 /// under one warp per SM, each walking its 32 buckets one after another
@@ -95,9 +113,12 @@ constexpr size_t kMinSegmentThreads = 16384;
 constexpr uint32_t kMinSegment = 4;
 
 /// Buckets per window segment for geometry g (a power of two dividing
-/// g.buckets): kDeviceSegment, shortened while too few segments result.
+/// g.buckets): kDeviceSegment (or G16_MSM_SEGMENT, a power of two, for
+/// sweeps), shortened while too few segments result.
 inline uint32_t segment_length(Geometry g) {
-  uint32_t len = std::min(g.buckets, kDeviceSegment);
+  static const uint32_t forced = tuning_knob("G16_MSM_SEGMENT", kMinSegment, 1024);
+  bool usable = forced != 0 && (forced & (forced - 1)) == 0;
+  uint32_t len = std::min(g.buckets, usable ? forced : kDeviceSegment);
   while (len > kMinSegment && size_t(g.sets()) * (g.buckets / len) < kMinSegmentThreads) {
     len /= 2;
   }
@@ -183,15 +204,64 @@ inline int key_bits(Geometry g) {
   return bits;
 }
 
+/// out[t] = Σ in[tasks[t]] for t < ntasks; G2 over thread pairs where
+/// `pairs`.
+template <class F>
+void sum_tasks(const ec::Xyzz<F>* in, const Task* tasks, uint32_t ntasks, ec::Xyzz<F>* out,
+               bool pairs, cudaStream_t stream) {
+  if constexpr (std::is_same<F, ff::Fp2>::value) {
+    if (pairs) {
+      sum_tasks_pairs_kernel<kPairReductionBlocks>
+          <<<grid_for(2 * size_t(ntasks)), kBlock, 0, stream>>>(in, tasks, ntasks, out);
+      G16_CUDA_CHECK(cudaGetLastError());
+      return;
+    }
+  }
+  sum_tasks_kernel<F><<<grid_for(ntasks), kBlock, 0, stream>>>(in, tasks, ntasks, out);
+  G16_CUDA_CHECK(cudaGetLastError());
+}
+
+/// out[w * segs + j] = segment j of window w, for every window of g; G2
+/// over thread pairs where `pairs`.
+template <class F>
+void window_segments(const BucketPieces<F>& buckets, Geometry g, uint32_t seg_len,
+                     ec::Xyzz<F>* out, bool pairs, cudaStream_t stream) {
+  size_t threads = size_t(g.sets()) * (g.buckets / seg_len);
+  if constexpr (std::is_same<F, ff::Fp2>::value) {
+    if (pairs) {
+      BucketPieces<ff::PairLane, G2HalfItems> halves{{buckets.pieces}, buckets.counts,
+                                                    buckets.offsets};
+      window_segments_pairs_kernel<kPairReductionBlocks>
+          <<<grid_for(2 * threads), kBlock, 0, stream>>>(halves, g, seg_len, out);
+      G16_CUDA_CHECK(cudaGetLastError());
+      return;
+    }
+  }
+  window_segments_kernel<F><<<grid_for(threads), kBlock, 0, stream>>>(buckets, g, seg_len, out);
+  G16_CUDA_CHECK(cudaGetLastError());
+}
+
 /// Sums `rows` rows of `row_len` items in `a` down to one item per row, in
 /// groups; ping-pongs between a and b. Returns the buffer with the result.
+/// G2 runs over thread pairs where `pairs`.
 template <class F>
 ec::Xyzz<F>* reduce_rows(ec::Xyzz<F>* a, ec::Xyzz<F>* b, uint32_t rows, uint32_t row_len,
-                         cudaStream_t stream) {
+                         bool pairs, cudaStream_t stream) {
   while (row_len > 1) {
     uint32_t per_row = (row_len + kReduceGroup - 1) / kReduceGroup;
-    reduce_rows_kernel<F><<<grid_for(size_t(rows) * per_row), kBlock, 0, stream>>>(
-        a, rows, row_len, kReduceGroup, b);
+    size_t threads = size_t(rows) * per_row;
+    bool launched = false;
+    if constexpr (std::is_same<F, ff::Fp2>::value) {
+      if (pairs) {
+        reduce_rows_pairs_kernel<kPairReductionBlocks>
+            <<<grid_for(2 * threads), kBlock, 0, stream>>>(a, rows, row_len, kReduceGroup, b);
+        launched = true;
+      }
+    }
+    if (!launched) {
+      reduce_rows_kernel<F><<<grid_for(threads), kBlock, 0, stream>>>(a, rows, row_len,
+                                                                      kReduceGroup, b);
+    }
     G16_CUDA_CHECK(cudaGetLastError());
     std::swap(a, b);
     row_len = per_row;
@@ -300,6 +370,7 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   // Task levels, each summing a bucket's partial sums in tasks of up to 32,
   // while some bucket holds more than inline_pieces(): the window segments
   // add up to that many a bucket as they walk it.
+  bool pairs = pair_reduction<F>();
   int cur = 1;
   uint32_t levels = 0;
   while (most > inline_pieces()) {
@@ -316,10 +387,7 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
     G16_CUDA_CHECK(cudaGetLastError());
     uint32_t ntasks = last_sum(s.offsets[nxt], s.counts[nxt], nb, stream);
     Xyzz* out = parts == s.parts[0] ? s.parts[1] : s.parts[0];
-    if (ntasks > 0) {
-      sum_tasks_kernel<F><<<grid_for(ntasks), kBlock, 0, stream>>>(parts, s.tasks, ntasks, out);
-      G16_CUDA_CHECK(cudaGetLastError());
-    }
+    if (ntasks > 0) sum_tasks<F>(parts, s.tasks, ntasks, out, pairs, stream);
     levels++;
     parts = out;
     cur = nxt;
@@ -333,11 +401,9 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   uint32_t segs = g.buckets / seg_len;
   Xyzz* rows = parts == s.parts[0] ? s.parts[1] : s.parts[0];
   BucketPieces<F> buckets{parts, s.counts[cur], s.offsets[cur]};
-  window_segments_kernel<F><<<grid_for(size_t(g.sets()) * segs), kBlock, 0, stream>>>(
-      buckets, g, seg_len, rows);
-  G16_CUDA_CHECK(cudaGetLastError());
+  window_segments<F>(buckets, g, seg_len, rows, pairs, stream);
   phases.mark("segments");
-  Xyzz* windows = reduce_rows<F>(rows, parts, g.sets(), segs, stream);
+  Xyzz* windows = reduce_rows<F>(rows, parts, g.sets(), segs, pairs, stream);
   phases.mark("rows");
   std::vector<Xyzz> host(g.sets());
   G16_CUDA_CHECK(cudaMemcpyAsync(host.data(), windows, g.sets() * sizeof(Xyzz),
@@ -549,7 +615,7 @@ void device_batch_add(const GpuDevice& device, const MsmBases& bases, size_t fir
       sum_selected_kernel<F><<<grid_for(parts), kBlock, 0, stream.stream>>>(
           points, s.bitmap, s.ranks_before, words, selected, s.parts[0]);
       G16_CUDA_CHECK(cudaGetLastError());
-      Xyzz* sum = reduce_rows<F>(s.parts[0], s.parts[1], 1, parts, stream.stream);
+      Xyzz* sum = reduce_rows<F>(s.parts[0], s.parts[1], 1, parts, false, stream.stream);
       G16_CUDA_CHECK(cudaMemcpyAsync(&total, sum, sizeof(Xyzz), cudaMemcpyDeviceToHost,
                                      stream.stream));
     }

@@ -155,12 +155,20 @@ G16_HD void sum_block(const ec::Affine<F>* bases, const uint32_t* keys, const ui
                        start, len, block);
 }
 
-/// Sum of in[start, start + len).
-template <class F>
-G16_HD ec::Xyzz<F> sum_range(const ec::Xyzz<F>* in, uint32_t start, uint32_t len) {
+/// Sum of in[start, start + len), the items read through `in[i]` in field
+/// F: whole points from an array, or a thread's half of each where a pair
+/// of threads shares them (kernels.cuh's G2HalfItems).
+template <class F, class Items>
+G16_HD ec::Xyzz<F> sum_range_through(const Items& in, uint32_t start, uint32_t len) {
   ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
   for (uint32_t k = 0; k < len; k++) acc = acc + in[start + k];
   return acc;
+}
+
+/// Sum of in[start, start + len).
+template <class F>
+G16_HD ec::Xyzz<F> sum_range(const ec::Xyzz<F>* in, uint32_t start, uint32_t len) {
+  return sum_range_through<F>(in, start, len);
 }
 
 /// A task: sum `len` consecutive items from `start`.
@@ -185,9 +193,10 @@ G16_HD void bucket_tasks(uint32_t offset, uint32_t count, uint32_t task_offset,
 
 /// The buckets' partial sums as the levels leave them: bucket b's lie at
 /// pieces[offsets[b], offsets[b] + counts[b]), none for an empty bucket.
-template <class F>
+/// Pieces reads them: an array of whole points, or a pair's halves.
+template <class F, class Pieces = const ec::Xyzz<F>*>
 struct BucketPieces {
-  const ec::Xyzz<F>* pieces;
+  Pieces pieces;
   const uint32_t* counts;
   const uint32_t* offsets;
 
@@ -202,9 +211,9 @@ struct BucketPieces {
 /// m - 1 holds magnitude m): Σ m · S_m over m in [jL + 1, (j + 1)L], by
 /// running sums from the top (L additions plus one a piece) plus jL times
 /// the segment's plain sum.
-template <class F>
-G16_HD ec::Xyzz<F> window_segment(const BucketPieces<F>& buckets, uint32_t first, uint32_t j,
-                                  uint32_t len) {
+template <class F, class Pieces>
+G16_HD ec::Xyzz<F> window_segment(const BucketPieces<F, Pieces>& buckets, uint32_t first,
+                                  uint32_t j, uint32_t len) {
   ec::Xyzz<F> running = ec::Xyzz<F>::identity();
   ec::Xyzz<F> acc = ec::Xyzz<F>::identity();
   for (uint32_t m = (j + 1) * len; m > j * len; m--) {

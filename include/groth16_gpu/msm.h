@@ -163,7 +163,9 @@ void set_msm_first_level_threads_for_tests(size_t threads);
 size_t msm_first_level_threads_for_tests();
 
 /// How G2's first bucket level holds its points. The values are those of
-/// G16_MSM_G2_FIRST_LEVEL and set_msm_g2_first_level_for_tests.
+/// G16_MSM_G2_FIRST_LEVEL and set_msm_g2_first_level_for_tests. With either
+/// pair layout the task levels and the window reduction run over pairs too
+/// (at ptxas's register choice); with whole points, whole.
 enum class G2FirstLevel : uint32_t {
   /// Each point whole in one thread (255 registers, two warps a scheduler).
   kWholePoints = 1,

@@ -612,7 +612,8 @@ pub fn set_msm_first_level_threads_for_tests(threads: Option<usize>) {
 }
 
 /// How the first bucket level of a G2 MSM holds its points (the values of
-/// `G16_MSM_G2_FIRST_LEVEL`).
+/// `G16_MSM_G2_FIRST_LEVEL`); the levels after it and the window
+/// reduction hold theirs whole with `WholePoints`, over pairs otherwise.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum G2FirstLevel {
