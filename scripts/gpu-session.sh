@@ -185,7 +185,7 @@ for step in ${STEPS:-tests porep}; do
             elif [[ "$binary" == prove ]]; then
               for size in ${PROVE_SIZES:-20 22}; do
                 # The first run generates each size's key; the rest load it.
-                run "round $round, $name, prove $size" 300 "$variant/prove" --size "$size" \
+                run "round $round, $name, prove $size" 400 "$variant/prove" --size "$size" \
                   --circuit field --split --proofs 3 "${repeats[@]}" --params "/tmp/field-$size.params"
               done
             else
