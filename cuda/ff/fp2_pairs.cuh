@@ -22,22 +22,10 @@ G16_FIELD Fp pair_mul(const Fp& x, const Fp& xp, const Fp& y, const Fp& yp, bool
   return Fp::sum_of_products(a, y, c, yp);
 }
 
-/// Lane `odd`'s half of x^2: lane 0 c0 = (x0 + x1)(x0 - x1), lane 1
-/// c1 = (x1 + x1) x0. One product per lane.
-G16_FIELD Fp pair_sqr(const Fp& x, const Fp& xp, bool odd) {
-  Fp sum = x + (odd ? x : xp);
-  Fp other = odd ? xp : x - xp;
-  return sum * other;
-}
-
 /// Both lanes' halves computed in one thread: the pair formulas checked
 /// against Fp2's on the host.
 G16_HD Fp2 pair_mul_both(const Fp2& x, const Fp2& y) {
   return {pair_mul(x.c0, x.c1, y.c0, y.c1, false), pair_mul(x.c1, x.c0, y.c1, y.c0, true)};
-}
-
-G16_HD Fp2 pair_sqr_both(const Fp2& x) {
-  return {pair_sqr(x.c0, x.c1, false), pair_sqr(x.c1, x.c0, true)};
 }
 
 #if defined(__CUDACC__)
@@ -75,15 +63,17 @@ struct PairLane {
   __device__ PairLane operator-() const { return {-h}; }
   __device__ PairLane dbl() const { return {h.dbl()}; }
   __device__ PairLane operator*(const PairLane& b) const { return mul_device(*this, b); }
-  __device__ PairLane sqr() const { return sqr_device(*this); }
+  /// Squares through the product. A square of its own ((x0 + x1)(x0 -
+  /// x1) and 2 x0 x1, one Fp product a lane) did less arithmetic but
+  /// added two functions to G2's hot loop, which then outgrew the
+  /// instruction cache: dropping it made G2 MSMs ~10 % faster
+  /// (NOTES-gpu.md, twenty-sixth session).
+  __device__ PairLane sqr() const { return mul_device(*this, *this); }
 
   /// Called, not inlined, as Fp's and Fp2's products are (the instruction
   /// cache); the shuffles go inside.
   static __device__ __noinline__ PairLane mul_device(PairLane x, PairLane y) {
     return {pair_mul(x.h, partner(x.h), y.h, partner(y.h), odd())};
-  }
-  static __device__ __noinline__ PairLane sqr_device(PairLane x) {
-    return {pair_sqr(x.h, partner(x.h), odd())};
   }
 };
 #endif

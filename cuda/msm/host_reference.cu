@@ -246,7 +246,6 @@ void host_field_op(uint32_t op, const uint64_t* a, const uint64_t* b, uint64_t* 
     case 9: return to_words(from_words<Fp>(a).inverse(), out);
     case 10: return to_words(from_words<Fp2>(a).inverse(), out);
     case 11: return to_words(ff::pair_mul_both(from_words<Fp2>(a), from_words<Fp2>(b)), out);
-    case 12: return to_words(ff::pair_sqr_both(from_words<Fp2>(a)), out);
     default: throw std::invalid_argument("unknown field op");
   }
 }

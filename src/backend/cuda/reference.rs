@@ -140,8 +140,6 @@ pub enum FieldOp {
     /// Fp2 multiplication as a pair of threads computes it, each lane its
     /// half (fp2_pairs.cuh), both halves here.
     Fp2PairMul,
-    /// Fp2 squaring as a pair of threads computes it (`b` ignored).
-    Fp2PairSqr,
 }
 
 /// Runs `op` on blst-layout words: 6 per Fp, 12 per Fp2, 4 per Fr; returns
@@ -149,11 +147,7 @@ pub enum FieldOp {
 pub fn field_op(op: FieldOp, a: &[u64], b: &[u64]) -> Result<Vec<u64>, GpuError> {
     let words = match op {
         FieldOp::FpMul | FieldOp::FpAdd | FieldOp::FpSub | FieldOp::FpSqr | FieldOp::FpInverse => 6,
-        FieldOp::Fp2Mul
-        | FieldOp::Fp2Sqr
-        | FieldOp::Fp2Inverse
-        | FieldOp::Fp2PairMul
-        | FieldOp::Fp2PairSqr => 12,
+        FieldOp::Fp2Mul | FieldOp::Fp2Sqr | FieldOp::Fp2Inverse | FieldOp::Fp2PairMul => 12,
         FieldOp::FrFromMontgomery | FieldOp::FrMul | FieldOp::FrSqr => 4,
     };
     if a.len() != words || b.len() != words {
