@@ -86,8 +86,10 @@ knob_settings() {
   settings=()
   [[ "$1" == default ]] || IFS=+ read -r -a settings <<<"$1"
   for pair in "${settings[@]}"; do
-    if [[ "${pair#*=}" == *=* ]]; then
-      echo "knobs: '$pair' holds two '='; join settings with '+'" >&2
+    # A value may hold '=' (RUST_LOG=groth16_gpu=debug); a second
+    # VAR= after a comma is the mistake.
+    if [[ "${pair#*=}" == *,[A-Z]*=* ]]; then
+      echo "knobs: '$pair' holds a second setting; join settings with '+'" >&2
       exit 2
     fi
   done
