@@ -126,7 +126,6 @@ fn canonical_words(s: &Scalar) -> Vec<u64> {
         .collect()
 }
 
-/// (a, b) for every a and b of `items`, both orders and equal pairs included.
 /// Fp2 products as a pair of threads computes them (each lane one sum of
 /// two products, fp2_pairs.cuh), both halves on the host; squares go
 /// through the same product.
@@ -157,6 +156,7 @@ fn reference_pair_fp2_ops_match_blstrs() {
     }
 }
 
+/// (a, b) for every a and b of `items`, both orders and equal pairs included.
 fn every_pair<T: Copy>(items: &[T]) -> impl Iterator<Item = (T, T)> + '_ {
     items
         .iter()
