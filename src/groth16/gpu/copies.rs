@@ -14,20 +14,44 @@ use crate::groth16::prover::KeySizes;
 /// Whether a key upload adds shifted copies of its bases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ShiftedCopies {
-    /// For each base set of [`copies_from`] points or more, G2 first (its
-    /// MSM gains the most per byte), then h, a, b_g1 and l, while the
+    /// For each base set of [`copies_from`] points or more, while the
     /// copies leave room for a proof's working memory and a sixteenth of
-    /// the device besides; a set that has room for some of its copies, not
-    /// all, gets those.
+    /// the device besides. Where not every set can have all its copies,
+    /// they are handed out a step at a time around the sets (b_g2 first,
+    /// then h, a, b_g1 and l), each step one bucket set fewer for one set:
+    /// a set's first copies save the most, so every set gets some before
+    /// any gets all ([`CopyShare`]).
     #[default]
     WhereTheyFit,
     /// As [`WhereTheyFit`](Self::WhereTheyFit), with the copies held to
     /// this many device bytes beyond the key's points in all (for a device
-    /// the key shares with other work); a set the rest of the budget cannot
-    /// copy whole gets fewer copies.
+    /// the key shares with other work).
     WithinBytes(u64),
     /// None: the key takes only its points.
     Never,
+}
+
+/// How copies are shared out among a key's sets when they do not all fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CopyShare {
+    /// A step at a time around the sets (the default). On an H100 at 2^24
+    /// this gives all five sets 4 copies of 13, where `InOrder` gave b_g2
+    /// and h 7 and the other three none: a G1 set without copies took 157
+    /// ms against 132 with 3 (NOTES-msm.md), one more bucket set ~3 ms.
+    Spread,
+    /// Each set as many as fit before the next gets any (before 2026-12-05;
+    /// `G16_COPY_SHARE=in-order`, for comparisons).
+    InOrder,
+}
+
+impl CopyShare {
+    /// The share `G16_COPY_SHARE` names (read at each upload), else Spread.
+    fn from_env() -> Self {
+        match std::env::var("G16_COPY_SHARE").as_deref() {
+            Ok("in-order") => Self::InOrder,
+            _ => Self::Spread,
+        }
+    }
 }
 
 /// Device bytes per point of one MSM's scratch at 16-bit windows (two key
@@ -61,74 +85,170 @@ pub(super) fn add_shifted_copies(
     key: &mut ResidentKey,
     policy: ShiftedCopies,
 ) {
-    let mut budget = match policy {
+    let budget = match policy {
         ShiftedCopies::Never => return,
         ShiftedCopies::WhereTheyFit => u64::MAX,
         ShiftedCopies::WithinBytes(bytes) => bytes,
     };
-    let reserve =
-        proof_peak_bytes(&key.sizes) + guard.device().total_memory() / RESERVE_SHARE_OF_DEVICE;
-    copy_if_room(guard, &mut key.b_g2, "b_g2", reserve, &mut budget);
-    copy_if_room(guard, &mut key.h, "h", reserve, &mut budget);
-    copy_if_room(guard, &mut key.a, "a", reserve, &mut budget);
-    copy_if_room(guard, &mut key.b_g1, "b_g1", reserve, &mut budget);
-    copy_if_room(guard, &mut key.l, "l", reserve, &mut budget);
-}
-
-/// Copies `set` where free memory beside `reserve` and `budget` (bytes
-/// beyond the points, reduced by what the copies take) allow.
-fn copy_if_room<G: GpuCurve>(
-    guard: &DeviceGuard<'_>,
-    set: &mut ResidentBases<G>,
-    name: &str,
-    reserve: u64,
-    budget: &mut u64,
-) where
-    G::Curve: Send + Sync,
-{
-    if set.len() < copies_from() {
-        return;
-    }
-    let bits = tuned_copy_bits::<G>(set.len());
-    let room = ResidentBases::<G>::window_copies(set.len(), bits).and_then(|windows| {
-        let width = ResidentBases::<G>::window_copy_bits(set.len(), bits)?;
-        Ok((windows, width, guard.device().free_memory()?))
-    });
-    let (windows, width, free) = match room {
-        Ok(room) => room,
+    let free = match guard.device().free_memory() {
+        Ok(free) => free,
         Err(error) => {
-            log::warn!("no shifted copies of {name}: {error}");
+            log::warn!("no shifted copies: {error}");
             return;
         }
     };
-    let per_copy = ResidentBases::<G>::bytes_of_copies(set.len(), 1).max(1);
-    // The copies are made beside the points (freed after), so free memory
-    // must hold all of them; the budget counts only those beyond copy 0.
-    let fit_free = free.saturating_sub(reserve) / per_copy;
-    let fit_budget = (*budget / per_copy).saturating_add(1);
-    let fit = u32::try_from(fit_free.min(fit_budget)).unwrap_or(u32::MAX);
-    let Some(copies) = copies_that_fit(windows, fit, most_bucket_sets(set.len(), width)) else {
-        log::debug!(
-            "no shifted copies of {name}: {} MiB a copy, {} MiB kept for proofs, {} MiB free, {} MiB of budget left",
-            per_copy >> 20,
-            reserve >> 20,
-            free >> 20,
-            *budget >> 20
-        );
-        return;
+    let reserve =
+        proof_peak_bytes(&key.sizes) + guard.device().total_memory() / RESERVE_SHARE_OF_DEVICE;
+    // The order sets are made in, and the first served in each round.
+    let candidates = [
+        candidate(&key.b_g2, "b_g2"),
+        candidate(&key.h, "h"),
+        candidate(&key.a, "a"),
+        candidate(&key.b_g1, "b_g1"),
+        candidate(&key.l, "l"),
+    ];
+    let room = CopyRoom {
+        free: free.saturating_sub(reserve),
+        budget,
     };
-    match set.precompute_some(guard, bits, Some(copies)) {
-        Ok(()) => {
-            *budget = budget.saturating_sub(u64::from(copies - 1) * per_copy);
-            log::debug!(
-                "{name}: {} of {windows} shifted copies for {}-bit windows, {} MiB",
-                set.copies(),
-                set.copy_bits().unwrap_or(0),
-                set.device_bytes() >> 20
-            )
+    let share = CopyShare::from_env();
+    let plan = plan_copies(&candidates, room, share);
+    log::debug!(
+        "shifted copies ({share:?}, {} MiB free, {} MiB kept for proofs): {}",
+        free >> 20,
+        reserve >> 20,
+        candidates
+            .iter()
+            .zip(&plan)
+            .map(|(c, copies)| format!("{} {copies} of {}", c.name, c.windows))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    make_copies(guard, &mut key.b_g2, &candidates[0], plan[0]);
+    make_copies(guard, &mut key.h, &candidates[1], plan[1]);
+    make_copies(guard, &mut key.a, &candidates[2], plan[2]);
+    make_copies(guard, &mut key.b_g1, &candidates[3], plan[3]);
+    make_copies(guard, &mut key.l, &candidates[4], plan[4]);
+}
+
+/// One base set's terms for the plan; `windows` 0 for a set that takes
+/// no copies (too small, or its copies' geometry refused).
+#[derive(Debug, Clone)]
+struct CopyCandidate {
+    name: &'static str,
+    bits: Option<u32>,
+    windows: u32,
+    most_sets: u32,
+    per_copy: u64,
+}
+
+fn candidate<G: GpuCurve>(set: &ResidentBases<G>, name: &'static str) -> CopyCandidate {
+    let bits = tuned_copy_bits::<G>(set.len());
+    let geometry = ResidentBases::<G>::window_copies(set.len(), bits).and_then(|windows| {
+        Ok((
+            windows,
+            ResidentBases::<G>::window_copy_bits(set.len(), bits)?,
+        ))
+    });
+    let (windows, most_sets) = match geometry {
+        Ok(_) if set.len() < copies_from() => (0, 0),
+        Ok((windows, width)) => (windows, most_bucket_sets(set.len(), width)),
+        Err(error) => {
+            log::warn!("no shifted copies of {name}: {error}");
+            (0, 0)
         }
+    };
+    CopyCandidate {
+        name,
+        bits,
+        windows,
+        most_sets,
+        per_copy: ResidentBases::<G>::bytes_of_copies(set.len(), 1).max(1),
+    }
+}
+
+/// Makes `copies` copies of `set` (none below 2).
+fn make_copies<G: GpuCurve>(
+    guard: &DeviceGuard<'_>,
+    set: &mut ResidentBases<G>,
+    candidate: &CopyCandidate,
+    copies: u32,
+) where
+    G::Curve: Send + Sync,
+{
+    if copies < MIN_PARTIAL_COPIES {
+        return;
+    }
+    let name = candidate.name;
+    match set.precompute_some(guard, candidate.bits, Some(copies)) {
+        Ok(()) => log::debug!(
+            "{name}: {} of {} shifted copies for {}-bit windows, {} MiB",
+            set.copies(),
+            candidate.windows,
+            set.copy_bits().unwrap_or(0),
+            set.device_bytes() >> 20
+        ),
         Err(error) => log::warn!("no shifted copies of {name}: {error}"),
     }
+}
+
+/// What the copies may take: `free` device bytes beside the proofs'
+/// reserve, and a `budget` of bytes beyond the sets' own points.
+#[derive(Debug, Clone, Copy)]
+struct CopyRoom {
+    free: u64,
+    budget: u64,
+}
+
+/// Copies for each candidate (0: none), shared as `share` says.
+fn plan_copies(candidates: &[CopyCandidate], room: CopyRoom, share: CopyShare) -> Vec<u32> {
+    let mut plan = vec![0; candidates.len()];
+    loop {
+        let mut grew = false;
+        for (i, candidate) in candidates.iter().enumerate() {
+            // In order, a set takes every step that fits before the next.
+            while let Some(next) = next_copies(candidate, plan[i]) {
+                let before = std::mem::replace(&mut plan[i], next);
+                if !plan_fits(candidates, &plan, room) {
+                    plan[i] = before;
+                    break;
+                }
+                grew = true;
+                if share == CopyShare::Spread {
+                    break;
+                }
+            }
+        }
+        if !grew || share == CopyShare::InOrder {
+            return plan;
+        }
+    }
+}
+
+/// The next step up from `copies`: the fewest copies that give one bucket
+/// set fewer, within the candidate's limit on sets (whole copies always).
+fn next_copies(candidate: &CopyCandidate, copies: u32) -> Option<u32> {
+    ((copies + 1).max(MIN_PARTIAL_COPIES)..=candidate.windows)
+        .filter_map(|fit| copies_that_fit(candidate.windows, fit, candidate.most_sets))
+        .find(|&next| next > copies)
+}
+
+/// Whether `plan` fits `room`: the sets are made in order, each beside the
+/// copies made before it (its own points freed only after), and what all
+/// copies take beyond the points stays within the budget.
+fn plan_fits(candidates: &[CopyCandidate], plan: &[u32], room: CopyRoom) -> bool {
+    let mut kept: u64 = 0;
+    for (candidate, &copies) in candidates.iter().zip(plan) {
+        if copies < MIN_PARTIAL_COPIES {
+            continue;
+        }
+        let making = u64::from(copies).saturating_mul(candidate.per_copy);
+        if kept.saturating_add(making) > room.free {
+            return false;
+        }
+        kept = kept.saturating_add(making - candidate.per_copy);
+    }
+    kept <= room.budget
 }
 
 /// The copies' window bits for a set of `len` G points where a tuning sweep
@@ -193,7 +313,120 @@ fn copies_that_fit(windows: u32, fit: u32, most_sets: u32) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::{copies_that_fit, most_bucket_sets, parse_copy_bits};
+    use super::{
+        copies_that_fit, most_bucket_sets, parse_copy_bits, plan_copies, plan_fits, CopyCandidate,
+        CopyRoom, CopyShare,
+    };
+
+    const MIB: u64 = 1 << 20;
+
+    /// A 2^24-point set at 20-bit copies (13 windows, up to 16 bucket sets).
+    fn set_of_2_24(name: &'static str, g2: bool) -> CopyCandidate {
+        CopyCandidate {
+            name,
+            bits: None,
+            windows: 13,
+            most_sets: most_bucket_sets(1 << 24, 20),
+            per_copy: if g2 { 3072 } else { 1536 } * MIB,
+        }
+    }
+
+    /// The field circuit's key at 2^24, made in add_shifted_copies' order.
+    fn key_of_2_24() -> Vec<CopyCandidate> {
+        vec![
+            set_of_2_24("b_g2", true),
+            set_of_2_24("h", false),
+            set_of_2_24("a", false),
+            set_of_2_24("b_g1", false),
+            set_of_2_24("l", false),
+        ]
+    }
+
+    /// Free memory beyond the reserve on an H100 with that key resident
+    /// (43678 MiB free after b_g2's and h's copies, 40907 MiB reserved).
+    const H100_ROOM: CopyRoom = CopyRoom {
+        free: (43678 + 6 * 3072 + 6 * 1536 - 40907) * MIB,
+        budget: u64::MAX,
+    };
+
+    #[test]
+    fn copies_spread_over_every_set_before_any_gets_all() {
+        let key = key_of_2_24();
+        // What the H100 logged with the sets served in order.
+        assert_eq!(
+            plan_copies(&key, H100_ROOM, CopyShare::InOrder),
+            [7, 7, 0, 0, 0]
+        );
+        assert_eq!(plan_copies(&key, H100_ROOM, CopyShare::Spread), [4; 5]);
+        // With room for everything both give everything.
+        let ample = CopyRoom {
+            free: u64::MAX,
+            budget: u64::MAX,
+        };
+        for share in [CopyShare::Spread, CopyShare::InOrder] {
+            assert_eq!(plan_copies(&key, ample, share), [13; 5]);
+        }
+        // Twice the H100's room: every set rises together.
+        let double = CopyRoom {
+            free: 2 * H100_ROOM.free,
+            ..H100_ROOM
+        };
+        let plan = plan_copies(&key, double, CopyShare::Spread);
+        assert_eq!(plan, [7; 5]);
+        assert!(plan_fits(&key, &plan, double));
+    }
+
+    #[test]
+    fn a_plan_keeps_to_the_budget_and_the_room_to_make_each_set() {
+        let key = key_of_2_24();
+        let budget = CopyRoom {
+            free: u64::MAX,
+            budget: 10 * 1536 * MIB,
+        };
+        for share in [CopyShare::Spread, CopyShare::InOrder] {
+            let plan = plan_copies(&key, budget, share);
+            let beyond: u64 = key
+                .iter()
+                .zip(&plan)
+                .map(|(set, &copies)| u64::from(copies.saturating_sub(1)) * set.per_copy)
+                .sum();
+            assert!(beyond <= budget.budget, "{share:?}: {plan:?}");
+            assert!(plan.iter().any(|&copies| copies > 0), "{share:?}");
+        }
+        // A set is made beside its points: room for its copies' bytes
+        // beyond them is not enough.
+        let one = [set_of_2_24("a", false)];
+        let tight = |copies: u64| CopyRoom {
+            free: copies * 1536 * MIB,
+            budget: u64::MAX,
+        };
+        assert_eq!(plan_copies(&one, tight(4), CopyShare::Spread), [4]);
+        assert_eq!(plan_copies(&one, tight(3), CopyShare::InOrder), [3]);
+        assert_eq!(plan_copies(&one, tight(1), CopyShare::Spread), [0]);
+    }
+
+    #[test]
+    fn small_sets_take_all_their_copies_or_none() {
+        let small = CopyCandidate {
+            name: "h",
+            bits: None,
+            windows: 16,
+            most_sets: 1,
+            per_copy: 10 * MIB,
+        };
+        let none = CopyCandidate {
+            windows: 0,
+            ..small.clone()
+        };
+        let room = |copies: u64| CopyRoom {
+            free: copies * 10 * MIB,
+            budget: u64::MAX,
+        };
+        let sets = [small.clone(), none, small];
+        assert_eq!(plan_copies(&sets, room(15), CopyShare::Spread), [0, 0, 0]);
+        assert_eq!(plan_copies(&sets, room(16), CopyShare::Spread), [16, 0, 0]);
+        assert_eq!(plan_copies(&sets, room(31), CopyShare::Spread), [16, 0, 16]);
+    }
 
     #[test]
     fn copy_bits_for_sweeps_name_one_or_both_curves() {
