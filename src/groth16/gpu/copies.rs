@@ -122,7 +122,10 @@ pub(super) fn add_shifted_copies(
         candidates
             .iter()
             .zip(&plan)
-            .map(|(c, copies)| format!("{} {copies} of {}", c.name, c.windows))
+            .map(|(c, copies)| match c.windows {
+                0 => format!("{} none", c.name),
+                windows => format!("{} {copies} of {windows}", c.name),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -146,27 +149,30 @@ struct CopyCandidate {
 
 fn candidate<G: GpuCurve>(set: &ResidentBases<G>, name: &'static str) -> CopyCandidate {
     let bits = tuned_copy_bits::<G>(set.len());
+    let mut candidate = CopyCandidate {
+        name,
+        bits,
+        windows: 0,
+        most_sets: 0,
+        per_copy: ResidentBases::<G>::bytes_of_copies(set.len(), 1).max(1),
+    };
+    if set.len() < copies_from() {
+        return candidate;
+    }
     let geometry = ResidentBases::<G>::window_copies(set.len(), bits).and_then(|windows| {
         Ok((
             windows,
             ResidentBases::<G>::window_copy_bits(set.len(), bits)?,
         ))
     });
-    let (windows, most_sets) = match geometry {
-        Ok(_) if set.len() < copies_from() => (0, 0),
-        Ok((windows, width)) => (windows, most_bucket_sets(set.len(), width)),
-        Err(error) => {
-            log::warn!("no shifted copies of {name}: {error}");
-            (0, 0)
+    match geometry {
+        Ok((windows, width)) => {
+            candidate.windows = windows;
+            candidate.most_sets = most_bucket_sets(set.len(), width);
         }
-    };
-    CopyCandidate {
-        name,
-        bits,
-        windows,
-        most_sets,
-        per_copy: ResidentBases::<G>::bytes_of_copies(set.len(), 1).max(1),
+        Err(error) => log::warn!("no shifted copies of {name}: {error}"),
     }
+    candidate
 }
 
 /// Makes `copies` copies of `set` (none below 2).
