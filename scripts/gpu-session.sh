@@ -21,9 +21,9 @@
 #   knobs   prove as above at 2^$PROVE_SIZES for each setting in $KNOBS
 #           (space-separated; each "default" or VAR=VALUE pairs joined by
 #           "+", e.g. "default G16_COPY_BITS=22,20 G16_MSM_INLINE_PIECES=32";
-#           cuda/msm/tuning.h lists the MSM's; G16_COPY_BITS,
-#           G16_COPY_SHARE=in-order and G16_INPUTS_AFTER_B=1 are read in
-#           src/groth16/gpu/copies.rs and prover.rs), alternating in $ROUNDS
+#           cuda/msm/tuning.h lists the MSM's; G16_COPY_BITS and
+#           G16_COPY_SHARE=in-order are read in
+#           src/groth16/gpu/copies.rs), alternating in $ROUNDS
 #           rounds, one key per size saved and loaded
 #   knobsweep  the copies sweep (as copysweep) for each setting in
 #           $SWEEP_KNOBS (written as knobs' $KNOBS), alternating in $ROUNDS

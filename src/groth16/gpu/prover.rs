@@ -72,15 +72,6 @@ fn check_device(expected: usize, guard: &DeviceGuard<'_>) -> Result<(), GpuError
     }
 }
 
-/// Whether a, b, c wait for b's split before their upload (tuning sweeps
-/// set `G16_INPUTS_AFTER_B=1`): b's split (38-59 ms at 2^24 on a 16-core
-/// host, the GPU idle until it lands) shares the host's memory bandwidth
-/// with a, b, c's copies into the pinned staging buffer (~0.15 s), and
-/// the H lane that waits on those has slack at the start.
-fn inputs_wait_for_b() -> bool {
-    std::env::var("G16_INPUTS_AFTER_B").is_ok_and(|value| value == "1")
-}
-
 /// What the host part of a proof left: the lanes (a handle, or their
 /// result), and the upload's time or error. The caller settles the lanes
 /// before it reports an upload error.
@@ -119,12 +110,7 @@ fn upload_then_start<T: Send>(
             splitter.split(&input.witness(), started);
             started.elapsed()
         });
-        let b_first = inputs_wait_for_b().then(|| scalars.clone());
         let lanes = scope.spawn(move || start_lanes(inputs, scalars));
-        if let Some(arrivals) = b_first {
-            // Whether b came or the split failed, the lanes see it too.
-            let _ = arrivals.b();
-        }
         let upload = key.upload_inputs(guard, domain, input);
         let uploaded = started.elapsed();
         let upload = upload.map(|inputs| {
