@@ -22,6 +22,7 @@ mod copies;
 mod division;
 mod input;
 mod key;
+mod lanes;
 mod prover;
 mod split;
 
