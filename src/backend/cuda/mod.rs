@@ -31,8 +31,10 @@ mod device_scalars;
 mod device_shape;
 mod msm;
 mod ntt;
+mod one_shot;
 mod pinned_vec;
 pub mod reference;
+mod test_knobs;
 
 pub use curve::GpuCurve;
 pub use device_scalars::{
@@ -41,11 +43,12 @@ pub use device_scalars::{
 pub use device_shape::{
     reference_first_unsatisfied, reference_matrix_rows, DeviceShape, MatrixParts,
 };
-pub use msm::{
-    batch_add_g1, batch_add_g2, copies_from, msm_g1, msm_g2, pack_bits, reserve_device_memory,
-    set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests,
-    set_msm_g2_first_level_for_tests, set_msm_window_bits_for_tests, DeviceReservation,
-    G2FirstLevel, MsmTiming, ResidentBases,
-};
+pub use msm::{copies_from, MsmTiming, ResidentBases};
 pub use ntt::{ntt, NttKind};
+pub use one_shot::{batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits};
 pub use pinned_vec::PinnedVec;
+pub use test_knobs::{
+    reserve_device_memory, set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests,
+    set_msm_g2_first_level_for_tests, set_msm_window_bits_for_tests, DeviceReservation,
+    G2FirstLevel,
+};

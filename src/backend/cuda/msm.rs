@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 use std::time::Instant;
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::Scalar;
 use group::Group;
 use parking_lot::Mutex;
 
@@ -49,7 +49,7 @@ unsafe impl<G: GpuCurve> Send for ResidentBases<G> where G::Curve: Send + Sync {
 // SAFETY: as above; shared references only read plain data.
 unsafe impl<G: GpuCurve> Sync for ResidentBases<G> where G::Curve: Send + Sync {}
 
-fn mismatch(what: &str, got: usize, want: usize) -> GpuError {
+pub(super) fn mismatch(what: &str, got: usize, want: usize) -> GpuError {
     GpuError::Native(format!("{what}: got {got}, expected {want}"))
 }
 
@@ -416,7 +416,7 @@ where
     }
 
     /// Σ of the first `n` bases whose bit is set in `bits` (bit i of word
-    /// i / 64, as [`pack_bits`] or a density bitmap lays them out);
+    /// i / 64, as [`pack_bits`](super::pack_bits) or a density bitmap lays them out);
     /// `bits` must hold at least `n` bits.
     pub fn batch_add(
         &self,
@@ -490,171 +490,4 @@ where
 /// where it has them ([`ResidentBases::precompute`]).
 pub fn copies_from() -> usize {
     ffi::msm_copies_from()
-}
-
-/// Packs booleans into bitmap words: bit i of word i / 64 is `bits[i]`.
-pub fn pack_bits(bits: &[bool]) -> Vec<u64> {
-    bits.chunks(64)
-        .map(|chunk| {
-            chunk
-                .iter()
-                .enumerate()
-                .fold(0u64, |word, (i, &bit)| word | (u64::from(bit) << i))
-        })
-        .collect()
-}
-
-fn msm<G: GpuCurve>(
-    guard: &DeviceGuard<'_>,
-    bases: &[G],
-    scalars: &[Scalar],
-) -> Result<G::Curve, GpuError>
-where
-    G::Curve: Send + Sync,
-{
-    if bases.len() != scalars.len() {
-        return Err(mismatch("MSM scalars", scalars.len(), bases.len()));
-    }
-    if bases.is_empty() {
-        return Ok(G::Curve::identity());
-    }
-    ResidentBases::upload(guard, bases)?.msm(guard, scalars)
-}
-
-/// Σ `scalars[i]` · `bases[i]` in G1 on the guard's device (bases uploaded for
-/// this call; see [`ResidentBases`] to keep them there).
-pub fn msm_g1(
-    guard: &DeviceGuard<'_>,
-    bases: &[G1Affine],
-    scalars: &[Scalar],
-) -> Result<G1Projective, GpuError> {
-    msm(guard, bases, scalars)
-}
-
-/// Σ `scalars[i]` · `bases[i]` in G2 on the guard's device.
-pub fn msm_g2(
-    guard: &DeviceGuard<'_>,
-    bases: &[G2Affine],
-    scalars: &[Scalar],
-) -> Result<G2Projective, GpuError> {
-    msm(guard, bases, scalars)
-}
-
-/// Σ of the G1 bases whose bit is set (bit i of word i / 64 selects
-/// `bases[i]`; `bits` holds at least bases.len() bits, and those past the
-/// last base are ignored).
-pub fn batch_add_g1(
-    guard: &DeviceGuard<'_>,
-    bases: &[G1Affine],
-    bits: &[u64],
-) -> Result<G1Projective, GpuError> {
-    if bases.is_empty() {
-        return Ok(G1Projective::identity());
-    }
-    ResidentBases::upload(guard, bases)?.batch_add(guard, bits, bases.len())
-}
-
-/// Σ of the G2 bases whose bit is set.
-pub fn batch_add_g2(
-    guard: &DeviceGuard<'_>,
-    bases: &[G2Affine],
-    bits: &[u64],
-) -> Result<G2Projective, GpuError> {
-    if bases.is_empty() {
-        return Ok(G2Projective::identity());
-    }
-    ResidentBases::upload(guard, bases)?.batch_add(guard, bits, bases.len())
-}
-
-/// Device memory held until drop: leaves a device short of memory, e.g. to
-/// test how a request that does not fit is refused.
-pub struct DeviceReservation {
-    handle: cxx::UniquePtr<ffi::DeviceReservation>,
-}
-
-// SAFETY: a device pointer and plain data; the destructor selects the device.
-unsafe impl Send for DeviceReservation {}
-
-impl DeviceReservation {
-    /// Bytes held.
-    pub fn bytes(&self) -> u64 {
-        self.handle.as_ref().map_or(0, |r| r.bytes())
-    }
-}
-
-/// Holds `bytes` of the guard's device memory until the result drops; too
-/// much is an error.
-pub fn reserve_device_memory(
-    guard: &DeviceGuard<'_>,
-    bytes: u64,
-) -> Result<DeviceReservation, GpuError> {
-    Ok(DeviceReservation {
-        handle: ffi::reserve_device_memory(guard.ffi_device(), bytes)?,
-    })
-}
-
-/// Caps the points of one MSM chunk for every later MSM in this process
-/// (`None`: no cap), so tests can run the multi-chunk path (how MSMs larger
-/// than free device memory, or of 2^27 points, run) at small sizes. Results
-/// are the same with any cap; only their speed changes.
-#[doc(hidden)]
-pub fn set_msm_chunk_cap_for_tests(points: Option<usize>) {
-    ffi::set_msm_chunk_cap_for_tests(points.unwrap_or(0));
-}
-
-/// Sets how many first-level threads an MSM chunk keeps as its blocks of
-/// sorted entries grow, for every later MSM in this process (`None`: the
-/// default, about a million), so tests run the long blocks of 2^24-point
-/// MSMs at small sizes. Results are the same with any value.
-#[doc(hidden)]
-pub fn set_msm_first_level_threads_for_tests(threads: Option<usize>) {
-    ffi::set_msm_first_level_threads_for_tests(threads.unwrap_or(0));
-}
-
-/// How the first bucket level of a G2 MSM holds its points (the values of
-/// `G16_MSM_G2_FIRST_LEVEL`); the levels after it and the window
-/// reduction hold theirs whole with `WholePoints`, over pairs otherwise.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum G2FirstLevel {
-    /// Each point whole in one thread.
-    WholePoints = 1,
-    /// Each point split over a pair of threads.
-    Pairs = 2,
-    /// The same held to 128 registers: the default.
-    Pairs128 = 3,
-}
-
-impl G2FirstLevel {
-    pub const ALL: [G2FirstLevel; 3] = [Self::WholePoints, Self::Pairs, Self::Pairs128];
-}
-
-/// Runs the first bucket level of every later G2 MSM in this process in
-/// `layout` (`None`: the built-in choice) unless `G16_MSM_G2_FIRST_LEVEL`
-/// is set, so tests cover each. Results are the same in every layout.
-#[doc(hidden)]
-pub fn set_msm_g2_first_level_for_tests(layout: Option<G2FirstLevel>) {
-    let mode = layout.map_or(0, |layout| layout as u32);
-    ffi::set_msm_g2_first_level_for_tests(mode).expect("a G2FirstLevel is in 0..=3");
-}
-
-/// Forces the window bits of every later MSM on the device in this process
-/// (`None`: each size chooses its own), so a benchmark can time one size at
-/// several windows. Results are the same with any window; bits outside
-/// 4..=20 are an error.
-#[doc(hidden)]
-pub fn set_msm_window_bits_for_tests(bits: Option<u32>) -> Result<(), GpuError> {
-    Ok(ffi::set_msm_window_bits_for_tests(bits.unwrap_or(0))?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The C++ side refuses a layout past the last (a host check).
-    #[test]
-    fn g2_first_level_modes_past_the_last_are_refused() {
-        assert!(ffi::set_msm_g2_first_level_for_tests(G2FirstLevel::Pairs128 as u32 + 1).is_err());
-        assert!(ffi::set_msm_g2_first_level_for_tests(u32::MAX).is_err());
-    }
 }

@@ -20,7 +20,8 @@ pub enum ShiftedCopies {
     /// they are handed out a step at a time around the sets (b_g2 first,
     /// then h, a, b_g1 and l), each step one bucket set fewer for one set:
     /// a set's first copies save the most, so every set gets some before
-    /// any gets all ([`CopyShare`]).
+    /// any gets all (`G16_COPY_SHARE=in-order` fills them set by set,
+    /// for comparisons).
     #[default]
     WhereTheyFit,
     /// As [`WhereTheyFit`](Self::WhereTheyFit), with the copies held to
