@@ -7,7 +7,8 @@
 use blstrs::Scalar;
 
 use super::curve::as_words;
-use super::device_scalars::{DeviceScalars, HInputs};
+use super::device_scalars::DeviceScalars;
+use super::h_inputs::HInputs;
 use crate::backend::cpu::Domain;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};

@@ -29,6 +29,7 @@
 mod curve;
 mod device_scalars;
 mod device_shape;
+mod h_inputs;
 mod msm;
 mod ntt;
 mod one_shot;
@@ -37,12 +38,11 @@ pub mod reference;
 mod test_knobs;
 
 pub use curve::GpuCurve;
-pub use device_scalars::{
-    h_polynomial, is_pinned, DeviceScalars, HInputs, PinnedStaging, ScalarUploader,
-};
+pub use device_scalars::{is_pinned, DeviceScalars, PinnedStaging, ScalarUploader};
 pub use device_shape::{
     reference_first_unsatisfied, reference_matrix_rows, DeviceShape, MatrixParts,
 };
+pub use h_inputs::{h_polynomial, HInputs};
 pub use msm::{copies_from, MsmTiming, ResidentBases};
 pub use ntt::{ntt, NttKind};
 pub use one_shot::{batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits};
