@@ -191,3 +191,13 @@ impl Drop for Knob {
         (self.0)();
     }
 }
+
+/// Sets the bits past the first `n` in the last word: they select nothing.
+pub fn with_stray_bits(mut words: Vec<u64>, n: usize) -> Vec<u64> {
+    if n % 64 != 0 {
+        if let Some(last) = words.last_mut() {
+            *last |= !0u64 << (n % 64);
+        }
+    }
+    words
+}
