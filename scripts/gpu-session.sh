@@ -2,7 +2,7 @@
 # A device session over the bundle that scripts/gpu-bundle.sh fills: runs
 # the steps named in STEPS (default "tests porep") and logs every command
 # and its exit status to $OUT/session.log (or target/gpu-bundle/logs).
-#   tests   the GPU test binaries ($TESTS, default all five), one after another
+#   tests   the GPU test binaries ($TESTS, default every gpu_ binary listed below), one after another
 #   porep   filecoin_porep, 3 challenges, 10 partitions (PoRep 4M)
 #   batchapi  the same with --batch-api (create_proof_batch, four rounds)
 #   prove   prove --circuit field --split at 2^$PROVE_SIZES (default 20 22), 3 proofs
@@ -100,7 +100,7 @@ nvidia-smi -L >>"$log" 2>&1
 for step in ${STEPS:-tests porep}; do
   case "$step" in
     tests)
-      for t in ${TESTS:-gpu_prover gpu_pool gpu_msm gpu_msm_knobs gpu_copies gpu_ntt gpu_device gpu_pinned gpu_shape}; do
+      for t in ${TESTS:-gpu_prover gpu_prover_devices gpu_pool gpu_msm gpu_msm_knobs gpu_copies gpu_ntt gpu_device gpu_pinned gpu_shape}; do
         run "test $t" 400 "$bundle/bin/tests/$t" --show-output
       done
       ;;

@@ -14,6 +14,7 @@ mod msm_inputs;
 use blstrs::{Fp, Fp2, G1Affine, G2Affine, Scalar};
 use circuits::FieldHeavy;
 use ff::{Field, PrimeField};
+use gpu::exclusive_device_memory;
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
     copies_from, pack_bits, reserve_device_memory, G2FirstLevel, GpuCurve, ResidentBases,
@@ -24,8 +25,8 @@ use groth16_gpu::groth16::gpu::{prove_on_device, GpuProvingKey, ShiftedCopies};
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::CircuitShape;
 use msm_inputs::{
-    awkward_bases, exclusive_device_memory, expected_g1, expected_g2, expected_selected, fp2_words,
-    fp_words, on_each_device, random_bases, random_scalars, seeded, special_scalars, Knob,
+    awkward_bases, expected_g1, expected_g2, expected_selected, fp2_words, fp_words,
+    on_each_device, random_bases, random_scalars, seeded, special_scalars, Knob,
 };
 use rand::Rng;
 

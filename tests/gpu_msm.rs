@@ -15,15 +15,15 @@ mod msm_inputs;
 use blstrs::{G1Affine, G1Projective, G2Affine, Scalar};
 use env::env_or;
 use ff::Field;
+use gpu::{exclusive_device_memory, shared_device_memory};
 use groth16_gpu::backend::cuda::{
     batch_add_g1, batch_add_g2, is_pinned, msm_g1, msm_g2, pack_bits, reserve_device_memory,
     PinnedStaging, ResidentBases, ScalarUploader,
 };
 use groth16_gpu::device::{Device, DeviceMutex};
 use msm_inputs::{
-    awkward_bases, exclusive_device_memory, expected_g1, expected_g2, expected_selected,
-    on_each_device, random_bases, random_scalars, seeded, shared_device_memory, special_scalars,
-    with_stray_bits,
+    awkward_bases, expected_g1, expected_g2, expected_selected, on_each_device, random_bases,
+    random_scalars, seeded, special_scalars, with_stray_bits,
 };
 use rand::Rng;
 

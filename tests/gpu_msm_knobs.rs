@@ -11,11 +11,12 @@ mod gpu;
 mod msm_inputs;
 
 use blstrs::{G1Affine, G2Affine};
+use gpu::exclusive_device_memory;
 use groth16_gpu::backend::cuda::{msm_g1, G2FirstLevel, ResidentBases};
 use groth16_gpu::device::DeviceGuard;
 use msm_inputs::{
-    awkward_bases, exclusive_device_memory, expected_g1, expected_g2, random_bases, random_scalars,
-    seeded, special_scalars, Knob,
+    awkward_bases, expected_g1, expected_g2, random_bases, random_scalars, seeded, special_scalars,
+    Knob,
 };
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;

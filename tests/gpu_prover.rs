@@ -1,8 +1,9 @@
 //! The GPU prover against the CPU prover (GPU): for the same r and s the
-//! proofs are the same bytes, bellperson's verifier accepts them; keys and
-//! pending proofs are bound to their device; a key that cannot fit is
-//! refused; a dropped pending proof leaves the device usable. Without a
-//! device every test prints that it skipped.
+//! proofs are the same bytes, bellperson's verifier accepts them, from an
+//! evaluated assignment or a witness and its shape, on one device or split
+//! over several. Keys and pending proofs bound to their device:
+//! tests/gpu_prover_devices.rs. Without a device every test prints that it
+//! skipped.
 //!
 //! G16_GPU_PROVER_MAX_LOG (default 18) sets the largest circuit, 2^k
 //! constraints, of the size sweep (the bundle's run sets 22).
@@ -14,15 +15,16 @@ mod circuits;
 mod env;
 #[path = "common/gpu.rs"]
 mod gpu;
+#[path = "common/prover_checks.rs"]
+mod prover_checks;
 
 use bellpepper_core::Circuit;
-use bellperson::groth16 as bp;
-use blstrs::{Bls12, Scalar};
+use blstrs::Scalar;
 use circuits::*;
 use env::env_or;
 use ff::Field;
 use groth16_gpu::backend::cpu::{compute_h, Domain};
-use groth16_gpu::backend::cuda::{h_polynomial, reserve_device_memory, HInputs, PinnedStaging};
+use groth16_gpu::backend::cuda::{h_polynomial, HInputs, PinnedStaging};
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex, GpuError};
 use groth16_gpu::groth16::gpu::{
     finish_proof, finish_proof_timed, keep_keys_resident, prove_on_device, prove_split,
@@ -32,77 +34,9 @@ use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::{synthesize, Assignment, CircuitShape};
 use groth16_gpu::{
     create_proof, create_proof_batch, generate_parameters_for_shape_random, Error, ProvingKey,
-    VerifyingKey,
 };
+use prover_checks::{bellperson_accepts, field_heavy, fresh_rng, key_and_assignment};
 use rand_chacha::ChaCha20Rng;
-use rand_core::{RngCore, SeedableRng};
-
-/// The test that fills device memory takes this for writing, every other
-/// test for reading: tests run in parallel threads on the same devices.
-static DEVICE_MEMORY: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
-fn sharing_device_memory() -> std::sync::RwLockReadGuard<'static, ()> {
-    DEVICE_MEMORY
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// For the tests that fill device memory or compare its free amount.
-fn exclusive_device_memory() -> std::sync::RwLockWriteGuard<'static, ()> {
-    DEVICE_MEMORY
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn fresh_rng() -> ChaCha20Rng {
-    let seed = rand_core::OsRng.next_u64();
-    eprintln!("seed {seed}");
-    ChaCha20Rng::seed_from_u64(seed)
-}
-
-/// A key for `blank` and the assignment of `circuit`.
-fn key_and_assignment<C: Circuit<Scalar>>(
-    blank: C,
-    circuit: C,
-    rng: &mut ChaCha20Rng,
-) -> (ProvingKey, Assignment) {
-    let shape = CircuitShape::record(blank).expect("record the shape");
-    let key = generate_parameters_for_shape_random(&shape, rng).expect("generate a key");
-    let assignment = shape.synthesize(circuit).expect("synthesize");
-    (key, assignment)
-}
-
-fn bellperson_accepts(vk: &VerifyingKey, proof: &groth16_gpu::Proof, inputs: &[Scalar]) -> bool {
-    let mut vk_bytes = Vec::new();
-    vk.write(&mut vk_bytes).unwrap();
-    let their_vk = bp::VerifyingKey::<Bls12>::read(&vk_bytes[..]).unwrap();
-    let pvk = bp::prepare_verifying_key(&their_vk);
-    let decoded = bp::Proof::<Bls12>::read(&proof.to_bytes()[..]).unwrap();
-    bp::verify_proof(&pvk, &decoded, inputs).unwrap()
-}
-
-/// Uploads `key` to the guard's device and proves there; must equal `expected`.
-fn assert_device_proves(
-    guard: &DeviceGuard<'_>,
-    key: &ProvingKey,
-    assignment: &Assignment,
-    r: Scalar,
-    s: Scalar,
-    expected: &groth16_gpu::Proof,
-) {
-    let resident = GpuProvingKey::upload(guard, key).expect("upload the key");
-    let (proof, _) = prove_on_device(guard, &resident, assignment, r, s).expect("GPU proof");
-    assert_eq!(&proof, expected, "device {}", guard.device().ordinal());
-}
-
-/// A key for FieldHeavy with `steps` steps, the assignment of a random start.
-fn field_heavy(steps: usize, rng: &mut ChaCha20Rng) -> (ProvingKey, Assignment) {
-    let circuit = FieldHeavy {
-        steps,
-        start: Some(Scalar::random(&mut *rng)),
-    };
-    key_and_assignment(FieldHeavy { steps, start: None }, circuit, rng)
-}
 
 /// GPU and CPU proofs of one assignment: the same bytes, and valid.
 fn check_same_proof(
@@ -130,9 +64,16 @@ fn check_same_proof(
     );
 }
 
+fn circuit_of(steps: usize, start: Scalar) -> FieldHeavy {
+    FieldHeavy {
+        steps,
+        start: Some(start),
+    }
+}
+
 #[test]
 fn gpu_proofs_equal_cpu_proofs_on_the_test_circuits() {
-    let _memory = sharing_device_memory();
+    let _memory = gpu::shared_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -189,7 +130,7 @@ fn gpu_proofs_equal_cpu_proofs_on_the_test_circuits() {
 
 #[test]
 fn gpu_proofs_equal_cpu_proofs_up_to_the_largest_size() {
-    let _memory = sharing_device_memory();
+    let _memory = gpu::shared_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -214,7 +155,7 @@ fn gpu_proofs_equal_cpu_proofs_up_to_the_largest_size() {
 
 #[test]
 fn h_polynomial_on_the_device_equals_the_cpu() {
-    let _memory = sharing_device_memory();
+    let _memory = gpu::shared_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -264,7 +205,7 @@ fn h_polynomial_on_the_device_equals_the_cpu() {
 
 #[test]
 fn bellperson_shaped_functions_prove_on_the_gpu() {
-    let _memory = sharing_device_memory();
+    let _memory = gpu::shared_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -365,124 +306,12 @@ fn bellperson_shaped_functions_prove_on_the_gpu() {
     keep_keys_resident(true);
 }
 
-fn circuit_of(steps: usize, start: Scalar) -> FieldHeavy {
-    FieldHeavy {
-        steps,
-        start: Some(start),
-    }
-}
-
-#[test]
-fn work_is_bound_to_its_device() {
-    let _memory = sharing_device_memory();
-    let Some(devices) = gpu::two_devices_or_skip() else {
-        return;
-    };
-    let mut rng = fresh_rng();
-    let circuit = FieldHeavy {
-        steps: 1000,
-        start: Some(Scalar::random(&mut rng)),
-    };
-    let blank = FieldHeavy {
-        steps: 1000,
-        start: None,
-    };
-    let (key, assignment) = key_and_assignment(blank, circuit, &mut rng);
-    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-    let resident = GpuProvingKey::upload(&devices[0].lock(), &key).unwrap();
-
-    // A key of device 0 with device 1's guard.
-    let other = devices[1].lock();
-    match start_proof(&other, &resident, &assignment, r, s) {
-        Err(Error::Gpu(GpuError::WrongDevice {
-            expected: 0,
-            got: 1,
-        })) => {}
-        other => panic!("expected WrongDevice, got {other:?}"),
-    }
-    // A proof started on device 0, finished with device 1's guard.
-    let pending = start_proof(&devices[0].lock(), &resident, &assignment, r, s).unwrap();
-    match finish_proof(&other, pending) {
-        Err(Error::Gpu(GpuError::WrongDevice {
-            expected: 0,
-            got: 1,
-        })) => {}
-        other => panic!("expected WrongDevice, got {other:?}"),
-    }
-    // Both devices still prove, each with its own key.
-    drop(other);
-    let expected = prove(&key, &assignment, r, s).unwrap();
-    for device in &devices {
-        assert_device_proves(&device.lock(), &key, &assignment, r, s, &expected);
-    }
-}
-
-#[test]
-fn dropped_pending_proofs_free_the_device() {
-    // Exclusive: it compares free memory before and after.
-    let _memory = exclusive_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
-        return;
-    };
-    let mut rng = fresh_rng();
-    let steps = (1 << 16) - 3;
-    let (key, assignment) = field_heavy(steps, &mut rng);
-    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-    let guard = devices[0].lock();
-    let resident = GpuProvingKey::upload(&guard, &key).unwrap();
-    // One finished proof first: the kernels load lazily on their first
-    // launch, and the driver's local-memory reservation grows with them,
-    // which is not a leak (this test failed once that way when it ran
-    // before every other test of the process).
-    let expected = prove(&key, &assignment, r, s).unwrap();
-    let (warm_up, _) = prove_on_device(&guard, &resident, &assignment, r, s).unwrap();
-    assert_eq!(warm_up, expected);
-    let before = guard.device().free_memory().unwrap();
-    for _ in 0..20 {
-        let pending = start_proof(&guard, &resident, &assignment, r, s).unwrap();
-        drop(pending);
-    }
-    let after = guard.device().free_memory().unwrap();
-    // Stream-ordered pools may keep a little; 20 leaked proofs would not fit in this.
-    assert!(
-        after + (64 << 20) >= before,
-        "free memory fell from {before} to {after} after dropped proofs"
-    );
-    drop(resident);
-    assert_device_proves(&guard, &key, &assignment, r, s, &expected);
-}
-
-#[test]
-fn a_key_that_cannot_fit_is_refused_before_upload() {
-    let _memory = exclusive_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
-        return;
-    };
-    let mut rng = fresh_rng();
-    let steps = (1 << 14) - 3;
-    let (key, assignment) = field_heavy(steps, &mut rng);
-    let guard = devices[0].lock();
-    let free = guard.device().free_memory().unwrap();
-    let needed = GpuProvingKey::required_bytes(&key);
-    // Leave less than the key needs.
-    let hold = free.saturating_sub(needed / 2);
-    let reservation = reserve_device_memory(&guard, hold).expect("reserve device memory");
-    match GpuProvingKey::upload(&guard, &key) {
-        Err(Error::Gpu(GpuError::OutOfMemory { needed: n, .. })) => assert_eq!(n, needed),
-        other => panic!("expected OutOfMemory, got {other:?}"),
-    }
-    drop(reservation);
-    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-    let expected = prove(&key, &assignment, r, s).unwrap();
-    assert_device_proves(&guard, &key, &assignment, r, s, &expected);
-}
-
 /// A proof started from a witness and its shape (A, B, C evaluated into the
 /// pinned upload buffer) is the proof of the evaluated assignment, for
 /// sizes within one upload piece and across two (2^19 rows a piece).
 #[test]
 fn shaped_proofs_equal_evaluated_proofs() {
-    let _memory = sharing_device_memory();
+    let _memory = gpu::shared_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -553,38 +382,6 @@ fn check_shaped_proof<C: Circuit<Scalar>>(
     assert_eq!(finish_proof(guard, again).expect("finish"), evaluated);
 }
 
-#[test]
-fn a_key_for_another_circuit_is_an_error() {
-    let _memory = sharing_device_memory();
-    let Some(devices) = gpu::devices_or_skip() else {
-        return;
-    };
-    let mut rng = fresh_rng();
-    let (key, _) = key_and_assignment(
-        FieldHeavy {
-            steps: 100,
-            start: None,
-        },
-        FieldHeavy {
-            steps: 100,
-            start: Some(Scalar::ONE),
-        },
-        &mut rng,
-    );
-    let assignment = synthesize(FieldHeavy {
-        steps: 200,
-        start: Some(Scalar::ONE),
-    })
-    .unwrap();
-    let guard = devices[0].lock();
-    let resident = GpuProvingKey::upload(&guard, &key).unwrap();
-    let result = start_proof(&guard, &resident, &assignment, Scalar::ONE, Scalar::ONE);
-    assert!(
-        matches!(result, Err(Error::KeyMismatch { .. })),
-        "{result:?}"
-    );
-}
-
 /// Bits first, then full-field steps: a witness whose l, a and b scalars
 /// are sparse (general values among 0s and 1s) and cost enough that a
 /// split proof divides one of them between devices.
@@ -605,7 +402,7 @@ impl Circuit<Scalar> for BitsThenField {
 
 #[test]
 fn a_proof_split_over_devices_equals_the_cpu_proof() {
-    let _memory = sharing_device_memory();
+    let _memory = gpu::shared_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };

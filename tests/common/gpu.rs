@@ -2,6 +2,8 @@
 //! skip where there are none (CI and the development machine have no GPU).
 #![allow(dead_code)]
 
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
 use groth16_gpu::device::{Device, DeviceMutex};
 
 /// Every device behind its own lock, or None after saying why there is none.
@@ -27,4 +29,23 @@ pub fn two_devices_or_skip() -> Option<Vec<DeviceMutex>> {
         return None;
     }
     Some(devices)
+}
+
+/// Each test opens its own `DeviceMutex`es, so the harness's parallel tests
+/// meet on one device: the memory-pressure test holds this for writing (no
+/// other test allocates while it starves the device), the others for reading.
+static DEVICE_MEMORY: RwLock<()> = RwLock::new(());
+
+pub fn shared_device_memory() -> RwLockReadGuard<'static, ()> {
+    DEVICE_MEMORY
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The memory lock for writing: no other test allocates device memory
+/// meanwhile (for tests that fill it or compare its free amount).
+pub fn exclusive_device_memory() -> RwLockWriteGuard<'static, ()> {
+    DEVICE_MEMORY
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -1,6 +1,6 @@
 //! What the MSM tests share (included by path, beside common/gpu.rs as
 //! `gpu`): seeded generators, random and awkward bases, special scalars,
-//! blstrs' own sums, field words, and the devices behind one memory lock.
+//! blstrs' own sums, field words, and each device in turn under the memory lock (common/gpu.rs).
 #![allow(dead_code)]
 
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -14,7 +14,6 @@ use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::gpu;
 
@@ -120,29 +119,11 @@ where
     bases
 }
 
-/// Each test opens its own `DeviceMutex`es, so the harness's parallel tests
-/// meet on one device: the memory-pressure test holds this for writing (no
-/// other test allocates while it starves the device), the others for reading.
-static DEVICE_MEMORY: RwLock<()> = RwLock::new(());
-
-pub fn shared_device_memory() -> RwLockReadGuard<'static, ()> {
-    DEVICE_MEMORY
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The memory lock for writing: no other test runs MSMs meanwhile.
-pub fn exclusive_device_memory() -> RwLockWriteGuard<'static, ()> {
-    DEVICE_MEMORY
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// Runs `check` on every device with the memory lock held for reading and
 /// one seeded generator across the devices; prints that it skipped where
 /// there is no device.
 pub fn on_each_device(mut check: impl FnMut(&DeviceGuard<'_>, &mut ChaCha20Rng)) {
-    let _memory = shared_device_memory();
+    let _memory = gpu::shared_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
