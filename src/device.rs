@@ -8,9 +8,8 @@
 //! (`cudaSetDevice`) first, in whichever thread it runs. Nothing here keeps a
 //! global device list or reads or writes `CUDA_VISIBLE_DEVICES`.
 
-use parking_lot::{Mutex, MutexGuard};
-
 use crate::bridge::ffi;
+use crate::urgent_lock::{UrgentFirstGuard, UrgentFirstMutex};
 
 /// A failure of the GPU layer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -233,7 +232,7 @@ impl std::fmt::Debug for Device {
 /// per device can be shared by all threads.
 pub struct DeviceMutex {
     properties: DeviceProperties,
-    device: Mutex<Device>,
+    device: UrgentFirstMutex<Device>,
 }
 
 impl DeviceMutex {
@@ -241,7 +240,7 @@ impl DeviceMutex {
     pub fn new(device: Device) -> DeviceMutex {
         DeviceMutex {
             properties: device.properties().clone(),
-            device: Mutex::new(device),
+            device: UrgentFirstMutex::new(device),
         }
     }
 
@@ -274,15 +273,27 @@ impl DeviceMutex {
         &self.properties
     }
 
-    /// Exclusive use of the device if nobody holds it now.
+    /// Exclusive use of the device if nobody holds it now and no
+    /// [`lock_urgent`](Self::lock_urgent) caller waits for it.
     pub fn try_lock(&self) -> Option<DeviceGuard<'_>> {
         self.device.try_lock().map(|device| DeviceGuard { device })
     }
 
-    /// Waits for exclusive use of the device.
+    /// Waits for exclusive use of the device, behind any
+    /// [`lock_urgent`](Self::lock_urgent) callers.
     pub fn lock(&self) -> DeviceGuard<'_> {
         DeviceGuard {
             device: self.device.lock(),
+        }
+    }
+
+    /// Waits for exclusive use of the device ahead of every [`lock`](Self::lock)
+    /// caller: for work with a deadline (a WinningPoSt proof). A holder
+    /// doing long work hands the device over between its pieces
+    /// ([`DeviceGuard::yield_to_urgent`]); nothing is preempted.
+    pub fn lock_urgent(&self) -> DeviceGuard<'_> {
+        DeviceGuard {
+            device: self.device.lock_urgent(),
         }
     }
 }
@@ -297,13 +308,28 @@ impl std::fmt::Debug for DeviceMutex {
 
 /// Exclusive use of one device while it lives; every launch goes through it.
 pub struct DeviceGuard<'a> {
-    device: MutexGuard<'a, Device>,
+    device: UrgentFirstGuard<'a, Device>,
 }
 
 impl DeviceGuard<'_> {
     /// The locked device.
     pub fn device(&self) -> &Device {
         &self.device
+    }
+
+    /// Whether a [`DeviceMutex::lock_urgent`] caller waits for this device:
+    /// long work should finish what it has in flight and
+    /// [`yield_to_urgent`](Self::yield_to_urgent).
+    pub fn urgent_waiting(&self) -> bool {
+        self.device.urgent_waiting()
+    }
+
+    /// Lets the urgent callers waiting now use the device first, and takes
+    /// it back once they are done (at once when none waits). Work in flight
+    /// on this guard must be finished before: the urgent caller has the
+    /// device to itself.
+    pub fn yield_to_urgent(&mut self) {
+        self.device.yield_to_urgent();
     }
 
     /// The C++ handle, for the CUDA backend's launches (src/backend/cuda).

@@ -45,6 +45,8 @@ pub mod groth16;
 pub mod params;
 pub mod pool;
 pub mod synthesis;
+#[cfg(feature = "cuda")]
+mod urgent_lock;
 
 pub use error::Error;
 pub use groth16::{
