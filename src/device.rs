@@ -273,6 +273,12 @@ impl DeviceMutex {
         &self.properties
     }
 
+    /// Whether someone holds the device now (for monitoring: it may change
+    /// at once).
+    pub fn is_locked(&self) -> bool {
+        self.device.is_locked()
+    }
+
     /// Exclusive use of the device if nobody holds it now and no
     /// [`lock_urgent`](Self::lock_urgent) caller waits for it.
     pub fn try_lock(&self) -> Option<DeviceGuard<'_>> {

@@ -50,8 +50,10 @@ mod urgent_lock;
 
 pub use error::Error;
 pub use groth16::{
-    create_proof, create_proof_batch, create_random_proof, create_random_proof_batch,
-    prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey, Proof,
+    create_proof, create_proof_batch, create_proof_batch_in_priority, create_proof_in_priority,
+    create_random_proof, create_random_proof_batch, create_random_proof_batch_in_priority,
+    create_random_proof_in_priority, prepare_verifying_key, verify_proof, verify_proofs_batch,
+    PreparedVerifyingKey, Proof,
 };
 pub use params::{
     generate_parameters, generate_parameters_for_shape, generate_parameters_for_shape_random,

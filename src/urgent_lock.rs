@@ -68,6 +68,11 @@ impl<T> UrgentFirstMutex<T> {
         UrgentFirstGuard { value, owner: self }
     }
 
+    /// Whether someone holds the value now (it may change at once).
+    pub fn is_locked(&self) -> bool {
+        self.value.is_locked()
+    }
+
     /// Whether an urgent locker waits now.
     pub fn urgent_waiting(&self) -> bool {
         *self.urgent.lock() != 0
@@ -143,6 +148,7 @@ mod tests {
         let (order_tx, order) = mpsc::channel();
         thread::scope(|scope| {
             let held = lock.lock();
+            assert!(lock.is_locked());
             for k in 0..3 {
                 let order_tx = order_tx.clone();
                 let lock = &lock;
@@ -218,6 +224,7 @@ mod tests {
             assert_eq!(urgent.join().unwrap(), 7);
         });
         assert!(!lock.urgent_waiting());
+        assert!(!lock.is_locked());
         assert_eq!(lock.try_lock().map(|guard| *guard), Some(7));
     }
 

@@ -291,3 +291,102 @@ fn random_parameters_match_bellperson_for_the_same_rng() {
         "seed {seed}: random parameters differ from bellperson's"
     );
 }
+
+/// bellperson's bytes for each of its proofs.
+fn bellperson_bytes(proofs: &[bp::Proof<Bls12>]) -> Vec<Vec<u8>> {
+    proofs
+        .iter()
+        .map(|proof| {
+            let mut bytes = Vec::new();
+            proof.write(&mut bytes).unwrap();
+            bytes
+        })
+        .collect()
+}
+
+fn our_bytes(proofs: &[Proof]) -> Vec<Vec<u8>> {
+    proofs
+        .iter()
+        .map(|proof| proof.to_bytes().to_vec())
+        .collect()
+}
+
+/// The `*_in_priority` functions (Filecoin proves WinningPoSt through
+/// `create_random_proof_batch_in_priority`): bellperson's proofs for the
+/// same r and s, and for the same generator's draws.
+#[test]
+fn priority_functions_match_bellperson() {
+    let mut rng = fresh_rng();
+    let trapdoor = Trapdoor::random(&mut rng);
+    let blank = FieldHeavy {
+        steps: 60,
+        start: None,
+    };
+    let ours = trapdoor.ours(blank.clone()).unwrap();
+    let theirs = trapdoor.bellperson(blank).unwrap();
+    let circuits: Vec<FieldHeavy> = (0..3)
+        .map(|_| FieldHeavy {
+            steps: 60,
+            start: Some(Scalar::random(&mut rng)),
+        })
+        .collect();
+    let r_s: Vec<Scalar> = (0..3).map(|_| Scalar::random(&mut rng)).collect();
+    let s_s: Vec<Scalar> = (0..3).map(|_| Scalar::random(&mut rng)).collect();
+
+    let batch = groth16_gpu::create_proof_batch_in_priority(
+        circuits.clone(),
+        &ours,
+        r_s.clone(),
+        s_s.clone(),
+    )
+    .unwrap();
+    let their_batch =
+        bp::create_proof_batch_in_priority(circuits.clone(), &theirs, r_s.clone(), s_s.clone())
+            .unwrap();
+    assert_eq!(our_bytes(&batch), bellperson_bytes(&their_batch), "batch");
+    let pvk = prepare_verifying_key(&ours.vk);
+    for (proof, circuit) in batch.iter().zip(&circuits) {
+        assert!(verify_proof(&pvk, proof, &[circuit.result()]).unwrap());
+    }
+
+    let one =
+        groth16_gpu::create_proof_in_priority(circuits[1].clone(), &ours, r_s[1], s_s[1]).unwrap();
+    assert_eq!(one, batch[1], "one proof in priority");
+
+    let seed = rng.next_u64();
+    let random = groth16_gpu::create_random_proof_batch_in_priority(
+        circuits.clone(),
+        &ours,
+        &mut ChaCha20Rng::seed_from_u64(seed),
+    )
+    .unwrap();
+    let their_random = bp::create_random_proof_batch_in_priority(
+        circuits.clone(),
+        &theirs,
+        &mut ChaCha20Rng::seed_from_u64(seed),
+    )
+    .unwrap();
+    assert_eq!(
+        our_bytes(&random),
+        bellperson_bytes(&their_random),
+        "random batch"
+    );
+
+    let random_one = groth16_gpu::create_random_proof_in_priority(
+        circuits[0].clone(),
+        &ours,
+        &mut ChaCha20Rng::seed_from_u64(seed),
+    )
+    .unwrap();
+    let their_random_one = bp::create_random_proof_in_priority(
+        circuits[0].clone(),
+        &theirs,
+        &mut ChaCha20Rng::seed_from_u64(seed),
+    )
+    .unwrap();
+    assert_eq!(
+        our_bytes(&[random_one]),
+        bellperson_bytes(&[their_random_one]),
+        "one random proof"
+    );
+}

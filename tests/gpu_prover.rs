@@ -35,7 +35,7 @@ use groth16_gpu::synthesis::{synthesize, Assignment, CircuitShape};
 use groth16_gpu::{
     create_proof, create_proof_batch, generate_parameters_for_shape_random, Error, ProvingKey,
 };
-use prover_checks::{bellperson_accepts, field_heavy, fresh_rng, key_and_assignment};
+use prover_checks::{bellperson_accepts, circuit_of, field_heavy, fresh_rng, key_and_assignment};
 use rand_chacha::ChaCha20Rng;
 
 /// GPU and CPU proofs of one assignment: the same bytes, and valid.
@@ -62,13 +62,6 @@ fn check_same_proof(
         guard.device().ordinal(),
         assignment.num_constraints()
     );
-}
-
-fn circuit_of(steps: usize, start: Scalar) -> FieldHeavy {
-    FieldHeavy {
-        steps,
-        start: Some(start),
-    }
 }
 
 #[test]

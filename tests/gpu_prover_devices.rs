@@ -1,8 +1,8 @@
 //! The GPU prover's keys and pending proofs on their devices: work is
 //! bound to the device it started on, a dropped pending proof leaves the
 //! device usable, a key that cannot fit or was made for another circuit
-//! is refused before any work starts. Without a device every test prints
-//! that it skipped.
+//! is refused before any work starts, and an urgent call goes ahead of
+//! running batches. Without a device every test prints that it skipped.
 #![cfg(feature = "cuda")]
 
 #[path = "common/circuits.rs"]
@@ -12,16 +12,20 @@ mod gpu;
 #[path = "common/prover_checks.rs"]
 mod prover_checks;
 
+use std::time::{Duration, Instant};
+
 use blstrs::Scalar;
 use circuits::*;
 use ff::Field;
 use groth16_gpu::backend::cuda::reserve_device_memory;
-use groth16_gpu::device::GpuError;
+use groth16_gpu::device::{DeviceMutex, GpuError};
 use groth16_gpu::groth16::gpu::{finish_proof, prove_on_device, start_proof, GpuProvingKey};
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::synthesize;
-use groth16_gpu::Error;
-use prover_checks::{assert_device_proves, field_heavy, fresh_rng, key_and_assignment};
+use groth16_gpu::{
+    create_proof_batch, create_proof_in_priority, generate_random_parameters, Error,
+};
+use prover_checks::{assert_device_proves, circuit_of, field_heavy, fresh_rng, key_and_assignment};
 
 #[test]
 fn work_is_bound_to_its_device() {
@@ -158,4 +162,99 @@ fn a_key_for_another_circuit_is_an_error() {
         matches!(result, Err(Error::KeyMismatch { .. })),
         "{result:?}"
     );
+}
+
+/// An urgent call (`create_proof_in_priority`, WinningPoSt's path) made
+/// while batches hold every device: the batch on its device hands it over
+/// between two proofs, so the urgent proof is done long before the
+/// batches; every proof is the CPU prover's.
+#[test]
+fn an_urgent_proof_goes_ahead_of_running_batches() {
+    let _memory = gpu::shared_device_memory();
+    if gpu::devices_or_skip().is_none() {
+        return;
+    }
+    let devices = DeviceMutex::shared().expect("the shared devices");
+    let mut rng = fresh_rng();
+    let steps = (1 << 16) - 3;
+    let blank = FieldHeavy { steps, start: None };
+    let batch_key = generate_random_parameters(blank, &mut rng).expect("batch key");
+    let urgent_circuit = circuit_of(1000, Scalar::random(&mut rng));
+    let (urgent_key, urgent_assignment) = key_and_assignment(
+        FieldHeavy {
+            steps: 1000,
+            start: None,
+        },
+        urgent_circuit.clone(),
+        &mut rng,
+    );
+    let batch_len = 40;
+    let batches: Vec<(Vec<FieldHeavy>, Vec<Scalar>, Vec<Scalar>)> = devices
+        .iter()
+        .map(|_| {
+            let circuits = (0..batch_len)
+                .map(|_| circuit_of(steps, Scalar::random(&mut rng)))
+                .collect();
+            let r_s = (0..batch_len).map(|_| Scalar::random(&mut rng)).collect();
+            let s_s = (0..batch_len).map(|_| Scalar::random(&mut rng)).collect();
+            (circuits, r_s, s_s)
+        })
+        .collect();
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let began = Instant::now();
+    let (batch_results, urgent) = std::thread::scope(|scope| {
+        let running: Vec<_> = batches
+            .iter()
+            .map(|(circuits, r_s, s_s)| {
+                let key = &batch_key;
+                scope.spawn(move || {
+                    let proofs =
+                        create_proof_batch(circuits.clone(), key, r_s.clone(), s_s.clone());
+                    (proofs, began.elapsed())
+                })
+            })
+            .collect();
+        // Every device held by a batch (after their witnesses).
+        while !devices.iter().all(DeviceMutex::is_locked) {
+            assert!(
+                began.elapsed() < Duration::from_secs(300),
+                "the batches never held every device"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let asked = began.elapsed();
+        let proof = create_proof_in_priority(urgent_circuit, &urgent_key, r, s);
+        let urgent = (proof, asked, began.elapsed());
+        let results: Vec<_> = running.into_iter().map(|b| b.join().unwrap()).collect();
+        (results, urgent)
+    });
+    let (proof, asked, done) = urgent;
+    let last_batch = batch_results.iter().map(|(_, end)| *end).max().unwrap();
+    println!(
+        "urgent proof asked at {:.3} s, done at {:.3} s; batches of {batch_len} done at {:?}",
+        asked.as_secs_f64(),
+        done.as_secs_f64(),
+        batch_results
+            .iter()
+            .map(|(_, end)| end.as_secs_f64())
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        proof.expect("urgent proof"),
+        prove(&urgent_key, &urgent_assignment, r, s).unwrap()
+    );
+    assert!(
+        done < last_batch,
+        "the urgent proof ended at {done:?}, after the batches ({last_batch:?})"
+    );
+    for ((proofs, _), (circuits, r_s, s_s)) in batch_results.into_iter().zip(&batches) {
+        let proofs = proofs.expect("batch proofs");
+        assert_eq!(proofs.len(), batch_len);
+        // The batch's first and last proofs, either side of the hand-over.
+        for k in [0, batch_len - 1] {
+            let assignment = synthesize(circuits[k].clone()).unwrap();
+            let expected = prove(&batch_key, &assignment, r_s[k], s_s[k]).unwrap();
+            assert_eq!(proofs[k], expected, "batch proof {k}");
+        }
+    }
 }

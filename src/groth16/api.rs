@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use super::prover::check_batch_lengths;
 use super::shape_cache::{self, ShapeId};
+use super::urgency::Urgency;
 use super::{prove, Proof};
 use crate::error::panic_message;
 use crate::params::ProvingKey;
@@ -34,6 +35,30 @@ pub fn create_proof<C: Circuit<Scalar>>(
     r: Scalar,
     s: Scalar,
 ) -> Result<Proof, Error> {
+    prove_one(circuit, key, r, s, Urgency::Normal)
+}
+
+/// [`create_proof`] ahead of other work for a device (bellperson's name):
+/// for a proof with a deadline, such as WinningPoSt. It waits ahead of
+/// every other bellperson-shaped call for a GPU, and a batch holding one
+/// ([`create_proof_batch`]) hands it over once its proof in flight is
+/// done. On the CPU it is `create_proof`.
+pub fn create_proof_in_priority<C: Circuit<Scalar>>(
+    circuit: C,
+    key: &ProvingKey,
+    r: Scalar,
+    s: Scalar,
+) -> Result<Proof, Error> {
+    prove_one(circuit, key, r, s, Urgency::Urgent)
+}
+
+fn prove_one<C: Circuit<Scalar>>(
+    circuit: C,
+    key: &ProvingKey,
+    r: Scalar,
+    s: Scalar,
+    urgency: Urgency,
+) -> Result<Proof, Error> {
     let id = ShapeId::of::<C>(key);
     let (shape, witness, recorded) = match shape_cache::cached(&id) {
         Some(shape) => {
@@ -45,7 +70,7 @@ pub fn create_proof<C: Circuit<Scalar>>(
             (Arc::new(shape), witness, true)
         }
     };
-    let proofs = prove_witnesses(key, &shape, vec![witness], &[r], &[s]);
+    let proofs = prove_witnesses(key, &shape, vec![witness], &[r], &[s], urgency);
     settle_kept_shape(id, shape, recorded, &proofs);
     Ok(proofs?.pop().expect("one proof for one witness"))
 }
@@ -57,7 +82,7 @@ type ProveFn<'a> = dyn Fn(&Assignment, Scalar, Scalar) -> Result<Proof, Error> +
 
 fn with_backend<T>(key: &ProvingKey, f: impl FnOnce(&ProveFn<'_>) -> T) -> Result<T, Error> {
     #[cfg(feature = "cuda")]
-    if let Some(session) = super::gpu::GpuSession::open(key)? {
+    if let Some(session) = super::gpu::GpuSession::open(key, Urgency::Normal)? {
         return Ok(f(&|assignment, r, s| session.prove(assignment, r, s)));
     }
     Ok(f(&|assignment, r, s| prove(key, assignment, r, s)))
@@ -69,9 +94,23 @@ pub fn create_random_proof<C: Circuit<Scalar>, R: RngCore>(
     key: &ProvingKey,
     rng: &mut R,
 ) -> Result<Proof, Error> {
-    let r = Scalar::random(&mut *rng);
-    let s = Scalar::random(&mut *rng);
+    let (r, s) = random_r_s(rng);
     create_proof(circuit, key, r, s)
+}
+
+/// [`create_proof_in_priority`] with `r` then `s` drawn from `rng`.
+pub fn create_random_proof_in_priority<C: Circuit<Scalar>, R: RngCore>(
+    circuit: C,
+    key: &ProvingKey,
+    rng: &mut R,
+) -> Result<Proof, Error> {
+    let (r, s) = random_r_s(rng);
+    create_proof_in_priority(circuit, key, r, s)
+}
+
+fn random_r_s<R: RngCore>(rng: &mut R) -> (Scalar, Scalar) {
+    let r = Scalar::random(&mut *rng);
+    (r, Scalar::random(&mut *rng))
 }
 
 /// Synthesizes the circuits in parallel and proves each with its `r` and `s`.
@@ -91,6 +130,29 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     key: &ProvingKey,
     r_s: Vec<Scalar>,
     s_s: Vec<Scalar>,
+) -> Result<Vec<Proof>, Error> {
+    prove_many(circuits, key, r_s, s_s, Urgency::Normal)
+}
+
+/// [`create_proof_batch`] ahead of other work for a device, as
+/// [`create_proof_in_priority`] (bellperson's name; Filecoin proves
+/// WinningPoSt through it). A batch in priority does not hand its device
+/// over to another.
+pub fn create_proof_batch_in_priority<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+    key: &ProvingKey,
+    r_s: Vec<Scalar>,
+    s_s: Vec<Scalar>,
+) -> Result<Vec<Proof>, Error> {
+    prove_many(circuits, key, r_s, s_s, Urgency::Urgent)
+}
+
+fn prove_many<C: Circuit<Scalar> + Send>(
+    circuits: Vec<C>,
+    key: &ProvingKey,
+    r_s: Vec<Scalar>,
+    s_s: Vec<Scalar>,
+    urgency: Urgency,
 ) -> Result<Vec<Proof>, Error> {
     check_batch_lengths(circuits.len(), r_s.len(), s_s.len())?;
     if circuits.is_empty() {
@@ -116,7 +178,7 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
         witnesses.len(),
         started.elapsed().as_secs_f64()
     );
-    let proofs = prove_witnesses(key, &shape, witnesses, &r_s, &s_s);
+    let proofs = prove_witnesses(key, &shape, witnesses, &r_s, &s_s, urgency);
     log::debug!(
         "create_proof_batch: proved {:.3} s after the start",
         started.elapsed().as_secs_f64()
@@ -144,18 +206,23 @@ fn settle_kept_shape(
 
 /// Proves witnesses of `shape`, on a GPU when there is one; a witness
 /// that does not fit the shape fails the batch before any proving.
+/// Urgency only orders callers waiting for a device.
 fn prove_witnesses(
     key: &ProvingKey,
     shape: &CircuitShape,
     witnesses: Vec<WitnessAssignment>,
     r_s: &[Scalar],
     s_s: &[Scalar],
+    urgency: Urgency,
 ) -> Result<Vec<Proof>, Error> {
     for witness in &witnesses {
         shape.check_counts(witness)?;
     }
+    // The CPU prover waits for no device.
+    #[cfg(not(feature = "cuda"))]
+    let _ = urgency;
     #[cfg(feature = "cuda")]
-    if let Some(session) = super::gpu::GpuSession::open(key)? {
+    if let Some(mut session) = super::gpu::GpuSession::open(key, urgency)? {
         return session.prove_witnesses(shape, &witnesses, r_s, s_s);
     }
     witnesses
@@ -172,13 +239,25 @@ pub fn create_random_proof_batch<C: Circuit<Scalar> + Send, R: RngCore>(
     key: &ProvingKey,
     rng: &mut R,
 ) -> Result<Vec<Proof>, Error> {
-    let r_s = (0..circuits.len())
-        .map(|_| Scalar::random(&mut *rng))
-        .collect();
-    let s_s = (0..circuits.len())
-        .map(|_| Scalar::random(&mut *rng))
-        .collect();
+    let (r_s, s_s) = random_batch_r_s(circuits.len(), rng);
     create_proof_batch(circuits, key, r_s, s_s)
+}
+
+/// [`create_proof_batch_in_priority`] with all `r` values, then all `s`
+/// values, drawn from `rng` (bellperson's order).
+pub fn create_random_proof_batch_in_priority<C: Circuit<Scalar> + Send, R: RngCore>(
+    circuits: Vec<C>,
+    key: &ProvingKey,
+    rng: &mut R,
+) -> Result<Vec<Proof>, Error> {
+    let (r_s, s_s) = random_batch_r_s(circuits.len(), rng);
+    create_proof_batch_in_priority(circuits, key, r_s, s_s)
+}
+
+fn random_batch_r_s<R: RngCore>(n: usize, rng: &mut R) -> (Vec<Scalar>, Vec<Scalar>) {
+    let r_s = (0..n).map(|_| Scalar::random(&mut *rng)).collect();
+    let s_s = (0..n).map(|_| Scalar::random(&mut *rng)).collect();
+    (r_s, s_s)
 }
 
 /// Proves each circuit on its own: a circuit whose synthesis fails, or

@@ -7,12 +7,14 @@ pub mod gpu;
 mod proof;
 mod prover;
 mod shape_cache;
+mod urgency;
 mod verifier;
 
 pub(crate) use api::catch_circuit_panic;
 pub use api::{
-    create_proof, create_proof_batch, create_proofs_isolated, create_random_proof,
-    create_random_proof_batch,
+    create_proof, create_proof_batch, create_proof_batch_in_priority, create_proof_in_priority,
+    create_proofs_isolated, create_random_proof, create_random_proof_batch,
+    create_random_proof_batch_in_priority, create_random_proof_in_priority,
 };
 pub use proof::{Proof, PROOF_BYTES};
 pub(crate) use prover::check_batch_lengths;

@@ -69,3 +69,11 @@ pub fn field_heavy(steps: usize, rng: &mut ChaCha20Rng) -> (ProvingKey, Assignme
     };
     key_and_assignment(FieldHeavy { steps, start: None }, circuit, rng)
 }
+
+/// FieldHeavy with `steps` steps from `start`.
+pub fn circuit_of(steps: usize, start: Scalar) -> FieldHeavy {
+    FieldHeavy {
+        steps,
+        start: Some(start),
+    }
+}

@@ -18,6 +18,7 @@ use parking_lot::Mutex;
 use super::{finish_proof, prove_on_device, start_proof_shaped, GpuProvingKey, PendingProof};
 use crate::device::{DeviceGuard, DeviceMutex};
 use crate::groth16::shape_cache::key_digest;
+use crate::groth16::urgency::Urgency;
 use crate::groth16::Proof;
 use crate::params::ProvingKey;
 use crate::synthesis::{Assignment, CircuitShape, WitnessAssignment};
@@ -73,8 +74,11 @@ pub(crate) struct GpuSession {
 
 impl GpuSession {
     /// A device and the key on it; `None` when there is no device or the key
-    /// cannot fit one (logged), so the caller proves on the CPU.
-    pub fn open(key: &ProvingKey) -> Result<Option<Self>, Error> {
+    /// cannot fit one (logged), so the caller proves on the CPU. An urgent
+    /// session goes ahead of the others waiting for a device, and a batch
+    /// holding it hands it over between two proofs
+    /// ([`DeviceMutex::lock_urgent`]).
+    pub fn open(key: &ProvingKey, urgency: Urgency) -> Result<Option<Self>, Error> {
         let devices = match DeviceMutex::shared() {
             Ok(devices) if !devices.is_empty() => devices,
             Ok(_) => return Ok(None),
@@ -83,7 +87,7 @@ impl GpuSession {
                 return Ok(None);
             }
         };
-        let guard = lock_a_device(devices);
+        let guard = lock_a_device(devices, urgency);
         let ordinal = guard.device().ordinal();
         let digest = key_digest(key);
         if let Some(key) = kept_key(ordinal, digest) {
@@ -115,9 +119,11 @@ impl GpuSession {
     /// each proof's A, B, C are evaluated into the pinned upload buffer
     /// ([`start_proof_shaped`]) while the previous proof runs on the device.
     /// Where two proofs do not fit the device's memory at once, the earlier
-    /// one is finished first.
+    /// one is finished first. Where an urgent session waits for the device,
+    /// the proof in flight is finished and the device handed over before
+    /// the next one starts (a proof is seconds at most; a batch is minutes).
     pub fn prove_witnesses(
-        &self,
+        &mut self,
         shape: &CircuitShape,
         witnesses: &[WitnessAssignment],
         r_s: &[Scalar],
@@ -126,6 +132,17 @@ impl GpuSession {
         let mut proofs = Vec::with_capacity(witnesses.len());
         let mut in_flight: Option<PendingProof> = None;
         for (witness, (r, s)) in witnesses.iter().zip(r_s.iter().zip(s_s)) {
+            if self.guard.urgent_waiting() {
+                if let Some(earlier) = in_flight.take() {
+                    proofs.push(finish_proof(&self.guard, earlier)?);
+                }
+                log::debug!(
+                    "GPU {}: a batch hands the device to urgent work after {} proof(s)",
+                    self.guard.device().ordinal(),
+                    proofs.len()
+                );
+                self.guard.yield_to_urgent();
+            }
             let start = || start_proof_shaped(&self.guard, &self.key, shape, witness, *r, *s);
             let pending = match start() {
                 Err(Error::Gpu(error)) if error.is_out_of_memory() && in_flight.is_some() => {
@@ -146,13 +163,18 @@ impl GpuSession {
     }
 }
 
-/// The first device nobody holds, else waits for one, taking turns so that
-/// concurrent callers spread over the devices.
-fn lock_a_device(devices: &'static [DeviceMutex]) -> DeviceGuard<'static> {
+/// The first device nobody holds, else waits for one (ahead of normal
+/// callers when urgent), taking turns so that concurrent callers spread
+/// over the devices.
+fn lock_a_device(devices: &'static [DeviceMutex], urgency: Urgency) -> DeviceGuard<'static> {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     if let Some(guard) = devices.iter().find_map(DeviceMutex::try_lock) {
         return guard;
     }
     let turn = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    devices[turn % devices.len()].lock()
+    let device = &devices[turn % devices.len()];
+    match urgency {
+        Urgency::Normal => device.lock(),
+        Urgency::Urgent => device.lock_urgent(),
+    }
 }
