@@ -78,14 +78,14 @@ fn prove_one<C: Circuit<Scalar>>(
 /// A proving function over `key`: a GPU session's when there is a device,
 /// else the CPU prover's. Opened after synthesis, so no device is held
 /// while circuits are synthesized.
-type ProveFn<'a> = dyn Fn(&Assignment, Scalar, Scalar) -> Result<Proof, Error> + 'a;
+type ProveFn<'a> = dyn FnMut(&Assignment, Scalar, Scalar) -> Result<Proof, Error> + 'a;
 
-fn with_backend<T>(key: &ProvingKey, f: impl FnOnce(&ProveFn<'_>) -> T) -> Result<T, Error> {
+fn with_backend<T>(key: &ProvingKey, f: impl FnOnce(&mut ProveFn<'_>) -> T) -> Result<T, Error> {
     #[cfg(feature = "cuda")]
-    if let Some(session) = super::gpu::GpuSession::open(key, Urgency::Normal)? {
-        return Ok(f(&|assignment, r, s| session.prove(assignment, r, s)));
+    if let Some(mut session) = super::gpu::GpuSession::open(key, Urgency::Normal)? {
+        return Ok(f(&mut |assignment, r, s| session.prove(assignment, r, s)));
     }
-    Ok(f(&|assignment, r, s| prove(key, assignment, r, s)))
+    Ok(f(&mut |assignment, r, s| prove(key, assignment, r, s)))
 }
 
 /// [`create_proof`] with `r` then `s` drawn from `rng`.

@@ -70,6 +70,8 @@ fn kept_key(ordinal: usize, digest: u64) -> Option<GpuProvingKey> {
 pub(crate) struct GpuSession {
     guard: DeviceGuard<'static>,
     key: GpuProvingKey,
+    /// Urgent sessions keep their device until they are done.
+    urgency: Urgency,
 }
 
 impl GpuSession {
@@ -91,7 +93,11 @@ impl GpuSession {
         let ordinal = guard.device().ordinal();
         let digest = key_digest(key);
         if let Some(key) = kept_key(ordinal, digest) {
-            return Ok(Some(Self { guard, key }));
+            return Ok(Some(Self {
+                guard,
+                key,
+                urgency,
+            }));
         }
         // Another key kept there would only take the room this one needs.
         release_kept_key(ordinal);
@@ -100,7 +106,11 @@ impl GpuSession {
                 if KEEP.load(Ordering::Relaxed) {
                     KEPT.lock().push((ordinal, digest, key.clone()));
                 }
-                Ok(Some(Self { guard, key }))
+                Ok(Some(Self {
+                    guard,
+                    key,
+                    urgency,
+                }))
             }
             Err(Error::Gpu(error)) if error.is_out_of_memory() => {
                 log::warn!("{error}; proving on the CPU");
@@ -110,8 +120,10 @@ impl GpuSession {
         }
     }
 
-    /// Proves on the session's device.
-    pub fn prove(&self, assignment: &Assignment, r: Scalar, s: Scalar) -> Result<Proof, Error> {
+    /// Proves on the session's device, after any urgent session waiting
+    /// for it has had its turn.
+    pub fn prove(&mut self, assignment: &Assignment, r: Scalar, s: Scalar) -> Result<Proof, Error> {
+        self.yield_to_urgent(0);
         prove_on_device(&self.guard, &self.key, assignment, r, s).map(|(proof, _)| proof)
     }
 
@@ -132,16 +144,11 @@ impl GpuSession {
         let mut proofs = Vec::with_capacity(witnesses.len());
         let mut in_flight: Option<PendingProof> = None;
         for (witness, (r, s)) in witnesses.iter().zip(r_s.iter().zip(s_s)) {
-            if self.guard.urgent_waiting() {
+            if self.should_yield() {
                 if let Some(earlier) = in_flight.take() {
                     proofs.push(finish_proof(&self.guard, earlier)?);
                 }
-                log::debug!(
-                    "GPU {}: a batch hands the device to urgent work after {} proof(s)",
-                    self.guard.device().ordinal(),
-                    proofs.len()
-                );
-                self.guard.yield_to_urgent();
+                self.yield_to_urgent(proofs.len());
             }
             let start = || start_proof_shaped(&self.guard, &self.key, shape, witness, *r, *s);
             let pending = match start() {
@@ -160,6 +167,24 @@ impl GpuSession {
             proofs.push(finish_proof(&self.guard, last)?);
         }
         Ok(proofs)
+    }
+
+    /// Whether an urgent session waits for this normal session's device.
+    fn should_yield(&self) -> bool {
+        self.urgency == Urgency::Normal && self.guard.urgent_waiting()
+    }
+
+    /// Hands the device to the urgent sessions waiting for it, if this
+    /// session is a normal one, and takes it back once they are done;
+    /// nothing of this session's may be in flight.
+    fn yield_to_urgent(&mut self, proved: usize) {
+        if self.should_yield() {
+            log::debug!(
+                "GPU {}: hands the device to urgent work after {proved} proof(s)",
+                self.guard.device().ordinal()
+            );
+            self.guard.yield_to_urgent();
+        }
     }
 }
 
