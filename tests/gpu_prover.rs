@@ -265,11 +265,14 @@ fn bellperson_shaped_functions_prove_on_the_gpu() {
     );
     assert_eq!(again.expect("a batch after the failed one").len(), 2);
 
-    // The key stays resident between calls, one per device (each call
-    // takes a free one): a call with another key replaces it there, and
-    // keeping can be turned off and the keys released.
+    // The key stays resident between calls, one per device (a batch
+    // spreads over the free devices, a single proof takes one): a call
+    // with another key replaces it there, and keeping can be turned off
+    // and the keys released.
     let kept = 1..=devices.len();
     assert!(kept.contains(&resident_keys()), "{}", resident_keys());
+    release_resident_keys();
+    assert_eq!(resident_keys(), 0);
     let circuit = circuit_of(3000, Scalar::random(&mut rng));
     let again = create_proof(circuit.clone(), &key, r, s).expect("with the kept key");
     assert_eq!(

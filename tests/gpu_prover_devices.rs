@@ -1,8 +1,8 @@
 //! The GPU prover's keys and pending proofs on their devices: work is
 //! bound to the device it started on, a dropped pending proof leaves the
 //! device usable, a key that cannot fit or was made for another circuit
-//! is refused before any work starts, and an urgent call goes ahead of
-//! running batches. Without a device every test prints that it skipped.
+//! is refused before any work starts, an urgent call goes ahead of
+//! running batches, and a batch spreads over every free device. Without a device every test prints that it skipped.
 #![cfg(feature = "cuda")]
 
 #[path = "common/circuits.rs"]
@@ -19,7 +19,9 @@ use circuits::*;
 use ff::Field;
 use groth16_gpu::backend::cuda::reserve_device_memory;
 use groth16_gpu::device::{DeviceMutex, GpuError};
-use groth16_gpu::groth16::gpu::{finish_proof, prove_on_device, start_proof, GpuProvingKey};
+use groth16_gpu::groth16::gpu::{
+    finish_proof, proofs_by_device, prove_on_device, start_proof, GpuProvingKey,
+};
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::synthesize;
 use groth16_gpu::{
@@ -170,7 +172,8 @@ fn a_key_for_another_circuit_is_an_error() {
 /// batches; every proof is the CPU prover's.
 #[test]
 fn an_urgent_proof_goes_ahead_of_running_batches() {
-    let _memory = gpu::shared_device_memory();
+    // Exclusive: it needs every shared device held by its own batches.
+    let _memory = gpu::exclusive_device_memory();
     if gpu::devices_or_skip().is_none() {
         return;
     }
@@ -256,5 +259,46 @@ fn an_urgent_proof_goes_ahead_of_running_batches() {
             let expected = prove(&batch_key, &assignment, r_s[k], s_s[k]).unwrap();
             assert_eq!(proofs[k], expected, "batch proof {k}");
         }
+    }
+}
+
+/// A batch through the bellperson-shaped functions on a host of several
+/// devices: every free device proves part of it (each with the key
+/// resident), and the proofs are the CPU prover's, in order.
+#[test]
+fn a_batch_spreads_over_every_free_device() {
+    // Exclusive: no other test may hold a shared device meanwhile.
+    let _memory = gpu::exclusive_device_memory();
+    if gpu::two_devices_or_skip().is_none() {
+        return;
+    }
+    let devices = DeviceMutex::shared().expect("the shared devices").len();
+    let mut rng = fresh_rng();
+    let steps = (1 << 16) - 3;
+    let key =
+        generate_random_parameters(FieldHeavy { steps, start: None }, &mut rng).expect("a key");
+    let batch_len = 24;
+    let circuits: Vec<FieldHeavy> = (0..batch_len)
+        .map(|_| circuit_of(steps, Scalar::random(&mut rng)))
+        .collect();
+    let r_s: Vec<Scalar> = (0..batch_len).map(|_| Scalar::random(&mut rng)).collect();
+    let s_s: Vec<Scalar> = (0..batch_len).map(|_| Scalar::random(&mut rng)).collect();
+    let before = proofs_by_device();
+    let proofs =
+        create_proof_batch(circuits.clone(), &key, r_s.clone(), s_s.clone()).expect("batch proofs");
+    let after = proofs_by_device();
+    let made: Vec<u64> = (0..devices)
+        .map(|d| after.get(d).copied().unwrap_or(0) - before.get(d).copied().unwrap_or(0))
+        .collect();
+    println!("{batch_len} proofs over {devices} devices: {made:?}");
+    assert_eq!(made.iter().sum::<u64>(), batch_len as u64);
+    assert!(
+        made.iter().all(|&n| n > 0),
+        "a device proved none: {made:?}"
+    );
+    for (k, circuit) in circuits.into_iter().enumerate() {
+        let assignment = synthesize(circuit).unwrap();
+        let expected = prove(&key, &assignment, r_s[k], s_s[k]).unwrap();
+        assert_eq!(proofs[k], expected, "proof {k}");
     }
 }

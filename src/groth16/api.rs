@@ -1,7 +1,8 @@
 //! Entry points shaped like bellperson's, so Filecoin code can switch with
 //! small changes. With feature `cuda` they prove on a GPU when this process
-//! sees one (a free device of [`DeviceMutex::shared`], the key uploaded once
-//! per call), else on the CPU; the proofs are the same bytes either way.
+//! sees one (a free device of [`DeviceMutex::shared`], every free one for a
+//! batch, the key kept resident there for the next call), else on the CPU;
+//! the proofs are the same bytes either way.
 //! Provers that keep a key on a device across calls use
 //! [`gpu::GpuProvingKey`](super::gpu::GpuProvingKey) directly.
 //!
@@ -222,8 +223,10 @@ fn prove_witnesses(
     #[cfg(not(feature = "cuda"))]
     let _ = urgency;
     #[cfg(feature = "cuda")]
-    if let Some(mut session) = super::gpu::GpuSession::open(key, urgency)? {
-        return session.prove_witnesses(shape, &witnesses, r_s, s_s);
+    if let Some(proofs) =
+        super::gpu::prove_batch_on_gpus(key, shape, &witnesses, r_s, s_s, urgency)?
+    {
+        return Ok(proofs);
     }
     witnesses
         .into_iter()

@@ -1,6 +1,7 @@
-//! The GPU behind the bellperson-shaped functions: a free device of this
-//! process's shared set, with the key resident there; none (the CPU path)
-//! when there is no device or the key does not fit.
+//! The GPUs behind the bellperson-shaped functions: a free device of this
+//! process's shared set for one proof, every free device for a batch, with
+//! the key resident on each; none (the CPU path) when there is no device
+//! or the key fits none.
 //!
 //! The key stays resident after the call, one per device, so that the next
 //! call with the same key (Filecoin proves sector after sector with one)
@@ -15,14 +16,33 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use blstrs::Scalar;
 use parking_lot::Mutex;
 
+use super::work_queue::{in_order, WorkQueue};
 use super::{finish_proof, prove_on_device, start_proof_shaped, GpuProvingKey, PendingProof};
-use crate::device::{DeviceGuard, DeviceMutex};
+use crate::device::{DeviceGuard, DeviceMutex, GpuError};
 use crate::groth16::shape_cache::key_digest;
 use crate::groth16::urgency::Urgency;
 use crate::groth16::Proof;
 use crate::params::ProvingKey;
 use crate::synthesis::{Assignment, CircuitShape, WitnessAssignment};
 use crate::Error;
+
+/// Proofs the bellperson-shaped functions made on each device, by ordinal.
+static PROVED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+/// How many proofs the bellperson-shaped functions have made on each
+/// device since the process started, by CUDA ordinal: where a batch's work
+/// went (every device of the host should have some).
+pub fn proofs_by_device() -> Vec<u64> {
+    PROVED.lock().clone()
+}
+
+fn count_proof(ordinal: usize) {
+    let mut proved = PROVED.lock();
+    if proved.len() <= ordinal {
+        proved.resize(ordinal + 1, 0);
+    }
+    proved[ordinal] += 1;
+}
 
 /// Keys left resident by earlier calls: CUDA ordinal, key digest, key.
 static KEPT: Mutex<Vec<(usize, u64, GpuProvingKey)>> = Mutex::new(Vec::new());
@@ -81,15 +101,19 @@ impl GpuSession {
     /// holding it hands it over between two proofs
     /// ([`DeviceMutex::lock_urgent`]).
     pub fn open(key: &ProvingKey, urgency: Urgency) -> Result<Option<Self>, Error> {
-        let devices = match DeviceMutex::shared() {
-            Ok(devices) if !devices.is_empty() => devices,
-            Ok(_) => return Ok(None),
-            Err(error) => {
-                log::warn!("no usable CUDA device ({error}); proving on the CPU");
-                return Ok(None);
-            }
+        let Some(devices) = shared_devices() else {
+            return Ok(None);
         };
-        let guard = lock_a_device(devices, urgency);
+        Self::on_device(lock_a_device(devices, urgency), key, urgency)
+    }
+
+    /// The key on the guard's device (kept there by an earlier call, else
+    /// uploaded); `None` when it cannot fit (logged).
+    fn on_device(
+        guard: DeviceGuard<'static>,
+        key: &ProvingKey,
+        urgency: Urgency,
+    ) -> Result<Option<Self>, Error> {
         let ordinal = guard.device().ordinal();
         let digest = key_digest(key);
         if let Some(key) = kept_key(ordinal, digest) {
@@ -113,7 +137,7 @@ impl GpuSession {
                 }))
             }
             Err(Error::Gpu(error)) if error.is_out_of_memory() => {
-                log::warn!("{error}; proving on the CPU");
+                log::warn!("GPU {ordinal}: {error}; proving on the CPU or the other devices");
                 Ok(None)
             }
             Err(error) => Err(error),
@@ -124,47 +148,58 @@ impl GpuSession {
     /// for it has had its turn.
     pub fn prove(&mut self, assignment: &Assignment, r: Scalar, s: Scalar) -> Result<Proof, Error> {
         self.yield_to_urgent(0);
-        prove_on_device(&self.guard, &self.key, assignment, r, s).map(|(proof, _)| proof)
+        let (proof, _) = prove_on_device(&self.guard, &self.key, assignment, r, s)?;
+        count_proof(self.guard.device().ordinal());
+        Ok(proof)
     }
 
-    /// Proves witnesses of one shape with their r and s, two in flight:
-    /// each proof's A, B, C are evaluated into the pinned upload buffer
-    /// ([`start_proof_shaped`]) while the previous proof runs on the device.
-    /// Where two proofs do not fit the device's memory at once, the earlier
-    /// one is finished first. Where an urgent session waits for the device,
-    /// the proof in flight is finished and the device handed over before
-    /// the next one starts (a proof is seconds at most; a batch is minutes).
-    pub fn prove_witnesses(
+    /// Proves witnesses of one shape with their r and s, taking them from
+    /// `queue` one at a time (the other devices of the batch take theirs
+    /// from it too), two in flight: each proof's A, B, C are evaluated into
+    /// the pinned upload buffer ([`start_proof_shaped`]) while the previous
+    /// proof runs on the device. Where two proofs do not fit the device's
+    /// memory at once, the earlier one is finished first. Where an urgent
+    /// session waits for the device, the proof in flight is finished and
+    /// the device handed over before the next one starts (a proof is
+    /// seconds at most; a batch is minutes). Returns each proof with its
+    /// witness's index.
+    pub fn prove_queued(
         &mut self,
         shape: &CircuitShape,
         witnesses: &[WitnessAssignment],
         r_s: &[Scalar],
         s_s: &[Scalar],
-    ) -> Result<Vec<Proof>, Error> {
-        let mut proofs = Vec::with_capacity(witnesses.len());
-        let mut in_flight: Option<PendingProof> = None;
-        for (witness, (r, s)) in witnesses.iter().zip(r_s.iter().zip(s_s)) {
+        queue: &WorkQueue,
+    ) -> Result<Vec<(usize, Proof)>, Error> {
+        let mut proofs = Vec::new();
+        let mut in_flight: Option<(usize, PendingProof)> = None;
+        while let Some(index) = queue.take() {
             if self.should_yield() {
-                if let Some(earlier) = in_flight.take() {
-                    proofs.push(finish_proof(&self.guard, earlier)?);
+                if let Some((earlier, pending)) = in_flight.take() {
+                    proofs.push((earlier, finish_proof(&self.guard, pending)?));
                 }
                 self.yield_to_urgent(proofs.len());
             }
-            let start = || start_proof_shaped(&self.guard, &self.key, shape, witness, *r, *s);
+            let (witness, r, s) = (&witnesses[index], r_s[index], s_s[index]);
+            let start = || start_proof_shaped(&self.guard, &self.key, shape, witness, r, s);
             let pending = match start() {
                 Err(Error::Gpu(error)) if error.is_out_of_memory() && in_flight.is_some() => {
-                    let earlier = in_flight.take().expect("checked above");
-                    proofs.push(finish_proof(&self.guard, earlier)?);
+                    let (earlier, pending) = in_flight.take().expect("checked above");
+                    proofs.push((earlier, finish_proof(&self.guard, pending)?));
                     start()?
                 }
                 started => started?,
             };
-            if let Some(earlier) = in_flight.replace(pending) {
-                proofs.push(finish_proof(&self.guard, earlier)?);
+            if let Some((earlier, pending)) = in_flight.replace((index, pending)) {
+                proofs.push((earlier, finish_proof(&self.guard, pending)?));
             }
         }
-        if let Some(last) = in_flight {
-            proofs.push(finish_proof(&self.guard, last)?);
+        if let Some((last, pending)) = in_flight {
+            proofs.push((last, finish_proof(&self.guard, pending)?));
+        }
+        let ordinal = self.guard.device().ordinal();
+        for _ in &proofs {
+            count_proof(ordinal);
         }
         Ok(proofs)
     }
@@ -184,6 +219,102 @@ impl GpuSession {
                 self.guard.device().ordinal()
             );
             self.guard.yield_to_urgent();
+        }
+    }
+}
+
+/// Proves a batch's witnesses on this process's GPUs: the device the
+/// caller gets first (as [`GpuSession::open`] picks it) and, for a batch of
+/// more than one, every other device nobody holds now, each with the key
+/// resident (kept from an earlier call, else uploaded meanwhile, where the
+/// batch has two proofs or more for every device) and taking the next
+/// witness nobody has taken. So a 10-partition PoRep batch keeps every GPU
+/// of the host busy; a device that joins late (its upload) proves fewer,
+/// and its key stays for the next call. `None` when no device can
+/// take the key: the caller proves on the CPU. One device's error fails the
+/// batch; the others stop after their proofs in flight.
+pub(crate) fn prove_batch_on_gpus(
+    key: &ProvingKey,
+    shape: &CircuitShape,
+    witnesses: &[WitnessAssignment],
+    r_s: &[Scalar],
+    s_s: &[Scalar],
+    urgency: Urgency,
+) -> Result<Option<Vec<Proof>>, Error> {
+    let Some(devices) = shared_devices() else {
+        return Ok(None);
+    };
+    let first = lock_a_device(devices, urgency);
+    let first_ordinal = first.device().ordinal();
+    let free: Vec<&DeviceMutex> = devices
+        .iter()
+        .filter(|device| device.properties().ordinal != first_ordinal && !device.is_locked())
+        .collect();
+    // A device without the key kept joins only where the batch gives every
+    // device two proofs or more: its upload (seconds for a large key with
+    // its shifted copies) holds up the batch's end.
+    let worth_uploading = witnesses.len() >= 2 * (free.len() + 1);
+    let digest = key_digest(key);
+    let helpers: Vec<&DeviceMutex> = free
+        .into_iter()
+        .filter(|device| worth_uploading || kept_key(device.properties().ordinal, digest).is_some())
+        .take(witnesses.len().saturating_sub(1))
+        .collect();
+    let queue = WorkQueue::new(witnesses.len());
+    let prove_share = |session: Result<Option<GpuSession>, Error>| {
+        let share = match session {
+            Ok(Some(mut session)) => session
+                .prove_queued(shape, witnesses, r_s, s_s, &queue)
+                .map(Some),
+            Ok(None) => Ok(None),
+            Err(error) => Err(error),
+        };
+        if share.is_err() {
+            queue.stop();
+        }
+        share
+    };
+    let prove_share = &prove_share;
+    let shares = std::thread::scope(|scope| {
+        let helping: Vec<_> = helpers
+            .into_iter()
+            .map(|device| {
+                scope.spawn(move || match device.try_lock() {
+                    Some(guard) => prove_share(GpuSession::on_device(guard, key, urgency)),
+                    // Taken by another caller meanwhile: the others do its share.
+                    None => Ok(None),
+                })
+            })
+            .collect();
+        let mut shares = vec![prove_share(GpuSession::on_device(first, key, urgency))];
+        shares.extend(helping.into_iter().map(|helper| {
+            helper.join().unwrap_or_else(|_| {
+                Err(GpuError::Native("a device's share of a batch panicked".into()).into())
+            })
+        }));
+        shares
+    });
+    let mut proved = Vec::new();
+    for share in shares {
+        proved.extend(share?);
+    }
+    if proved.is_empty() {
+        return Ok(None);
+    }
+    in_order(witnesses.len(), proved)
+        .map(Some)
+        .ok_or_else(|| GpuError::Native("a batch's proofs did not all come back".into()).into())
+}
+
+/// This process's shared devices; None (logged if they cannot be opened)
+/// when there are none.
+fn shared_devices() -> Option<&'static [DeviceMutex]> {
+    match DeviceMutex::shared() {
+        Ok(devices) if !devices.is_empty() => Some(devices),
+        Ok(_) => None,
+        Err(error) => {
+            log::warn!("no usable CUDA device ({error}); proving on the CPU");
+            None
         }
     }
 }

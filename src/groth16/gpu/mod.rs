@@ -25,9 +25,10 @@ mod key;
 mod lanes;
 mod prover;
 mod split;
+mod work_queue;
 
-pub(crate) use auto::GpuSession;
-pub use auto::{keep_keys_resident, release_resident_keys, resident_keys};
+pub use auto::{keep_keys_resident, proofs_by_device, release_resident_keys, resident_keys};
+pub(crate) use auto::{prove_batch_on_gpus, GpuSession};
 pub use copies::ShiftedCopies;
 pub use key::GpuProvingKey;
 pub use prover::{
