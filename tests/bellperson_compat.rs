@@ -390,3 +390,37 @@ fn priority_functions_match_bellperson() {
         "one random proof"
     );
 }
+
+/// Proofs laid end to end (Filecoin's multi-partition proofs): our
+/// `read_many` reads bellperson's bytes back, bellperson's reads ours, and
+/// a wrong length or a corrupted proof is an error.
+#[test]
+fn proofs_read_many_as_bellperson() {
+    let mut rng = fresh_rng();
+    let blank = FieldHeavy {
+        steps: 40,
+        start: None,
+    };
+    let key = groth16_gpu::generate_random_parameters(blank, &mut rng).unwrap();
+    let circuits: Vec<FieldHeavy> = (0..5)
+        .map(|_| FieldHeavy {
+            steps: 40,
+            start: Some(Scalar::random(&mut rng)),
+        })
+        .collect();
+    let proofs = groth16_gpu::create_random_proof_batch(circuits, &key, &mut rng).unwrap();
+    let bytes: Vec<u8> = our_bytes(&proofs).concat();
+    assert_eq!(Proof::read_many(&bytes, 5).unwrap(), proofs);
+    let theirs = bp::Proof::<Bls12>::read_many(&bytes, 5).unwrap();
+    assert_eq!(bellperson_bytes(&theirs).concat(), bytes);
+    assert_eq!(Proof::read_many(&[], 0).unwrap(), Vec::<Proof>::new());
+    assert!(Proof::read_many(&bytes, 4).is_err());
+    assert!(Proof::read_many(&bytes[..bytes.len() - 1], 5).is_err());
+    assert!(Proof::read_many(&bytes, usize::MAX).is_err());
+    let mut corrupt = bytes.clone();
+    corrupt[3 * 192 + 50] ^= 0x40;
+    assert!(matches!(
+        Proof::read_many(&corrupt, 5),
+        Err(Error::MalformedProof(_))
+    ));
+}

@@ -2,6 +2,7 @@ use std::io::{Read, Write};
 
 use blstrs::{G1Affine, G2Affine};
 use group::prime::PrimeCurveAffine;
+use rayon::prelude::*;
 
 use crate::Error;
 
@@ -57,6 +58,25 @@ impl Proof {
         let mut bytes = [0u8; PROOF_BYTES];
         reader.read_exact(&mut bytes)?;
         Self::from_bytes(&bytes)
+    }
+
+    /// Decodes `count` proofs laid end to end, as bellperson's `read_many`
+    /// (how Filecoin keeps a sector's partition proofs), over the cores:
+    /// each point's subgroup check is a scalar multiplication. Bytes that
+    /// are not exactly `count` proofs, or any proof that [`from_bytes`]
+    /// refuses, is an error.
+    ///
+    /// [`from_bytes`]: Self::from_bytes
+    pub fn read_many(bytes: &[u8], count: usize) -> Result<Vec<Self>, Error> {
+        if Some(bytes.len()) != count.checked_mul(PROOF_BYTES) {
+            return Err(Error::MalformedProof(
+                "proofs laid end to end are 192 bytes each",
+            ));
+        }
+        bytes
+            .par_chunks_exact(PROOF_BYTES)
+            .map(Self::from_bytes)
+            .collect()
     }
 }
 
