@@ -2,7 +2,7 @@
 //! The scheduling around it is the same for both, which is what lets the
 //! pool's ordering, priority and fault handling be tested without a GPU.
 
-use super::queue::Work;
+use super::queue::{Priority, Work};
 use crate::groth16::{prove, Proof};
 use crate::Error;
 
@@ -53,16 +53,21 @@ impl Engine {
     }
 
     /// Starts one job: the CPU proves it at once; a GPU uploads its inputs
-    /// and leaves its proof running on the device.
-    pub fn start(&mut self, work: &Work) -> Result<Started, Error> {
+    /// and leaves its proof running on the device (an urgent job's ahead of
+    /// the device's other users).
+    pub fn start(&mut self, work: &Work, priority: Priority) -> Result<Started, Error> {
         match self {
-            Engine::Cpu => Ok(Started::Done(Box::new(Proved {
-                proof: prove(&work.key, &work.assignment, work.r, work.s)?,
-                bytes_uploaded: 0,
-                key_uploads: 0,
-            }))),
+            Engine::Cpu => {
+                // The CPU waits for no device: the queue's order is all.
+                let _ = priority;
+                Ok(Started::Done(Box::new(Proved {
+                    proof: prove(&work.key, &work.assignment, work.r, work.s)?,
+                    bytes_uploaded: 0,
+                    key_uploads: 0,
+                })))
+            }
             #[cfg(feature = "cuda")]
-            Engine::Gpu(gpu) => gpu.start(work).map(Started::Gpu),
+            Engine::Gpu(gpu) => gpu.start(work, priority).map(Started::Gpu),
         }
     }
 

@@ -10,7 +10,7 @@ use crate::synthesis::Assignment;
 use crate::Error;
 
 use super::engine::Proved;
-use super::queue::Work;
+use super::queue::{Priority, Work};
 
 /// At most this many proving keys stay resident on one device; a further
 /// key evicts the one used longest ago.
@@ -104,8 +104,8 @@ impl GpuEngine {
     /// of the shared devices take turns with the pool): the key made
     /// resident if it is not, the proof's inputs uploaded and its GPU work
     /// left running.
-    pub fn start(&mut self, work: &Work) -> Result<InFlight, Error> {
-        let result = self.start_locked(work);
+    pub fn start(&mut self, work: &Work, priority: Priority) -> Result<InFlight, Error> {
+        let result = self.start_locked(work, priority);
         self.forget_keys_after(&result);
         result
     }
@@ -113,7 +113,7 @@ impl GpuEngine {
     /// Waits for a started proof on the device and assembles it.
     pub fn finish(&mut self, in_flight: InFlight) -> Result<Proved, Error> {
         let result = {
-            let guard = self.device.lock();
+            let guard = lock_at(self.device, in_flight.priority);
             finish_proof(&guard, in_flight.pending)
         };
         self.forget_keys_after(&result);
@@ -134,8 +134,8 @@ impl GpuEngine {
         }
     }
 
-    fn start_locked(&mut self, work: &Work) -> Result<InFlight, Error> {
-        let guard = self.device.lock();
+    fn start_locked(&mut self, work: &Work, priority: Priority) -> Result<InFlight, Error> {
+        let guard = lock_at(self.device, priority);
         let (resident, uploaded) = self.keys.get_or_upload(&guard, &work.key)?;
         let start = |resident: &GpuProvingKey| {
             start_proof(&guard, resident, &work.assignment, work.r, work.s)
@@ -152,6 +152,7 @@ impl GpuEngine {
         let key_bytes = if uploaded { resident.device_bytes() } else { 0 };
         Ok(InFlight {
             pending,
+            priority,
             bytes_uploaded: key_bytes + input_bytes(&work.assignment),
             key_uploads: u64::from(uploaded),
         })
@@ -161,6 +162,17 @@ impl GpuEngine {
 /// A proof running on a GPU engine's device, and what starting it uploaded.
 pub(super) struct InFlight {
     pending: PendingProof,
+    /// Its job's: an urgent proof is also finished ahead of the others.
+    priority: Priority,
     bytes_uploaded: u64,
     key_uploads: u64,
+}
+
+/// The device, an urgent job's ahead of its other users (a bellperson-shaped
+/// batch holding it hands it over between two proofs).
+fn lock_at(device: &DeviceMutex, priority: Priority) -> DeviceGuard<'_> {
+    match priority {
+        Priority::Urgent => device.lock_urgent(),
+        Priority::Normal => device.lock(),
+    }
 }

@@ -6,7 +6,8 @@
 //!   [`ProverPool`] is a cheap handle: clone it into each thread); each
 //!   call gets its proofs back in input order.
 //! - [`Priority::Urgent`] jobs, submitted through
-//!   [`ProverPool::with_priority`], go ahead of queued batch work.
+//!   [`ProverPool::with_priority`], go ahead of queued batch work, and on a
+//!   GPU ahead of the device's other users (`DeviceMutex::lock_urgent`).
 //! - A GPU worker keeps the proving key resident on its device between jobs
 //!   (at most two keys per device) and uploads only each proof's inputs.
 //! - [`ProverPool::prove_circuits`] synthesizes on the calling side, in

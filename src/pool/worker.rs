@@ -159,8 +159,10 @@ impl Worker {
             ));
         }
         let engine = &mut self.engine;
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine.start(&job.work)))
-            .unwrap_or_else(|payload| Err(prover_panicked(&self.cell, &*payload)))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            engine.start(&job.work, job.priority)
+        }))
+        .unwrap_or_else(|payload| Err(prover_panicked(&self.cell, &*payload)))
     }
 
     /// Waits for a running job and settles it.
