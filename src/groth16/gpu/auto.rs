@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use blstrs::Scalar;
 use parking_lot::Mutex;
 
-use super::work_queue::{in_order, WorkQueue};
+use super::work_queue::{share_out, WorkQueue};
 use super::{finish_proof, prove_on_device, start_proof_shaped, GpuProvingKey, PendingProof};
-use crate::device::{DeviceGuard, DeviceMutex, GpuError};
+use crate::device::{DeviceGuard, DeviceMutex};
 use crate::groth16::shape_cache::key_digest;
 use crate::groth16::urgency::Urgency;
 use crate::groth16::Proof;
@@ -260,50 +260,22 @@ pub(crate) fn prove_batch_on_gpus(
         .filter(|device| worth_uploading || kept_key(device.properties().ordinal, digest).is_some())
         .take(witnesses.len().saturating_sub(1))
         .collect();
-    let queue = WorkQueue::new(witnesses.len());
-    let prove_share = |session: Result<Option<GpuSession>, Error>| {
-        let share = match session {
-            Ok(Some(mut session)) => session
-                .prove_queued(shape, witnesses, r_s, s_s, &queue)
-                .map(Some),
-            Ok(None) => Ok(None),
-            Err(error) => Err(error),
-        };
-        if share.is_err() {
-            queue.stop();
-        }
-        share
-    };
-    let prove_share = &prove_share;
-    let shares = std::thread::scope(|scope| {
-        let helping: Vec<_> = helpers
-            .into_iter()
-            .map(|device| {
-                scope.spawn(move || match device.try_lock() {
-                    Some(guard) => prove_share(GpuSession::on_device(guard, key, urgency)),
-                    // Taken by another caller meanwhile: the others do its share.
-                    None => Ok(None),
-                })
-            })
-            .collect();
-        let mut shares = vec![prove_share(GpuSession::on_device(first, key, urgency))];
-        shares.extend(helping.into_iter().map(|helper| {
-            helper.join().unwrap_or_else(|_| {
-                Err(GpuError::Native("a device's share of a batch panicked".into()).into())
-            })
-        }));
-        shares
-    });
-    let mut proved = Vec::new();
-    for share in shares {
-        proved.extend(share?);
-    }
-    if proved.is_empty() {
-        return Ok(None);
-    }
-    in_order(witnesses.len(), proved)
-        .map(Some)
-        .ok_or_else(|| GpuError::Native("a batch's proofs did not all come back".into()).into())
+    let helpers: Vec<_> = helpers
+        .into_iter()
+        .map(|device| {
+            move || match device.try_lock() {
+                Some(guard) => GpuSession::on_device(guard, key, urgency),
+                // Taken by another caller meanwhile: the others do its share.
+                None => Ok(None),
+            }
+        })
+        .collect();
+    share_out(
+        witnesses.len(),
+        || GpuSession::on_device(first, key, urgency),
+        helpers,
+        |session, queue| session.prove_queued(shape, witnesses, r_s, s_s, queue),
+    )
 }
 
 /// This process's shared devices; None (logged if they cannot be opened)
