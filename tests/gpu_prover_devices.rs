@@ -2,7 +2,8 @@
 //! bound to the device it started on, a dropped pending proof leaves the
 //! device usable, a key that cannot fit or was made for another circuit
 //! is refused before any work starts, an urgent call goes ahead of
-//! running batches, and a batch spreads over every free device. Without a device every test prints that it skipped.
+//! running batches, and a batch spreads over every free device and
+//! survives one that fails. Without a device every test prints that it skipped.
 #![cfg(feature = "cuda")]
 
 #[path = "common/circuits.rs"]
@@ -20,7 +21,8 @@ use ff::Field;
 use groth16_gpu::backend::cuda::reserve_device_memory;
 use groth16_gpu::device::{DeviceMutex, GpuError};
 use groth16_gpu::groth16::gpu::{
-    finish_proof, proofs_by_device, prove_on_device, start_proof, GpuProvingKey,
+    finish_proof, inject_device_fault_for_tests, proofs_by_device, prove_on_device, start_proof,
+    GpuProvingKey,
 };
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::synthesize;
@@ -301,4 +303,52 @@ fn a_batch_spreads_over_every_free_device() {
         let expected = prove(&key, &assignment, r_s[k], s_s[k]).unwrap();
         assert_eq!(proofs[k], expected, "proof {k}");
     }
+}
+
+/// A batch whose first device fails after two proofs (an injected
+/// failure): the other devices, or the CPU on a host of one, prove the
+/// rest, and every proof is the CPU prover's, in order.
+#[test]
+fn a_device_that_fails_mid_batch_leaves_its_proofs_to_the_others() {
+    // Exclusive: the batch must start on device 0, the one that fails.
+    let _memory = gpu::exclusive_device_memory();
+    if gpu::devices_or_skip().is_none() {
+        return;
+    }
+    let devices = DeviceMutex::shared().expect("the shared devices").len();
+    let mut rng = fresh_rng();
+    let steps = (1 << 14) - 3;
+    let key =
+        generate_random_parameters(FieldHeavy { steps, start: None }, &mut rng).expect("a key");
+    let batch_len = 12;
+    let circuits: Vec<FieldHeavy> = (0..batch_len)
+        .map(|_| circuit_of(steps, Scalar::random(&mut rng)))
+        .collect();
+    let r_s: Vec<Scalar> = (0..batch_len).map(|_| Scalar::random(&mut rng)).collect();
+    let s_s: Vec<Scalar> = (0..batch_len).map(|_| Scalar::random(&mut rng)).collect();
+    let before = proofs_by_device();
+    inject_device_fault_for_tests(Some((0, 2)));
+    let proofs = create_proof_batch(circuits.clone(), &key, r_s.clone(), s_s.clone());
+    inject_device_fault_for_tests(None);
+    let proofs = proofs.expect("the batch survives a device's failure");
+    let after = proofs_by_device();
+    let made: Vec<u64> = (0..devices)
+        .map(|d| after.get(d).copied().unwrap_or(0) - before.get(d).copied().unwrap_or(0))
+        .collect();
+    println!("{batch_len} proofs, device 0 failing after 2: made {made:?} on the devices");
+    assert_eq!(made[0], 2, "device 0 went on after its failure");
+    if devices == 1 {
+        assert_eq!(made.iter().sum::<u64>(), 2, "the CPU proves the rest");
+    }
+    for (k, circuit) in circuits.into_iter().enumerate() {
+        let assignment = synthesize(circuit).unwrap();
+        let expected = prove(&key, &assignment, r_s[k], s_s[k]).unwrap();
+        assert_eq!(proofs[k], expected, "proof {k}");
+    }
+    // The device proves again afterwards.
+    let circuit = circuit_of(steps, Scalar::random(&mut rng));
+    let again = create_proof_batch(vec![circuit.clone()], &key, vec![r_s[0]], vec![s_s[0]])
+        .expect("a batch after the failure");
+    let assignment = synthesize(circuit).unwrap();
+    assert_eq!(again[0], prove(&key, &assignment, r_s[0], s_s[0]).unwrap());
 }

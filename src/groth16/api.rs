@@ -205,9 +205,10 @@ fn settle_kept_shape(
     }
 }
 
-/// Proves witnesses of `shape`, on a GPU when there is one; a witness
-/// that does not fit the shape fails the batch before any proving.
-/// Urgency only orders callers waiting for a device.
+/// Proves witnesses of `shape`, on the GPUs when there are any and on the
+/// CPU what they leave (no device, no room for the key, a device that
+/// failed); a witness that does not fit the shape fails the batch before
+/// any proving. Urgency only orders callers waiting for a device.
 fn prove_witnesses(
     key: &ProvingKey,
     shape: &CircuitShape,
@@ -221,17 +222,21 @@ fn prove_witnesses(
     }
     // The CPU prover waits for no device.
     #[cfg(not(feature = "cuda"))]
-    let _ = urgency;
+    let (on_gpus, _) = (vec![None; witnesses.len()], urgency);
     #[cfg(feature = "cuda")]
-    if let Some(proofs) =
-        super::gpu::prove_batch_on_gpus(key, shape, &witnesses, r_s, s_s, urgency)?
-    {
-        return Ok(proofs);
+    let on_gpus = super::gpu::prove_batch_on_gpus(key, shape, &witnesses, r_s, s_s, urgency)?;
+    let left = on_gpus.iter().filter(|proof| proof.is_none()).count();
+    if left > 0 && left < witnesses.len() {
+        log::warn!("{left} of a batch's {} proofs on the CPU", witnesses.len());
     }
     witnesses
         .into_iter()
+        .zip(on_gpus)
         .zip(r_s.iter().zip(s_s))
-        .map(|(witness, (r, s))| prove(key, &shape.assign(witness)?, *r, *s))
+        .map(|((witness, on_gpu), (r, s))| match on_gpu {
+            Some(proof) => Ok(proof),
+            None => prove(key, &shape.assign(witness)?, *r, *s),
+        })
         .collect()
 }
 

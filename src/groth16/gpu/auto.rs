@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use blstrs::Scalar;
 use parking_lot::Mutex;
 
-use super::work_queue::{share_out, WorkQueue};
+use super::work_queue::{share_out, ShareEnd, WorkQueue};
 use super::{finish_proof, prove_on_device, start_proof_shaped, GpuProvingKey, PendingProof};
-use crate::device::{DeviceGuard, DeviceMutex};
+use crate::device::{DeviceGuard, DeviceMutex, GpuError};
 use crate::groth16::shape_cache::key_digest;
 use crate::groth16::urgency::Urgency;
 use crate::groth16::Proof;
@@ -161,8 +161,12 @@ impl GpuSession {
     /// memory at once, the earlier one is finished first. Where an urgent
     /// session waits for the device, the proof in flight is finished and
     /// the device handed over before the next one starts (a proof is
-    /// seconds at most; a batch is minutes). Returns each proof with its
-    /// witness's index.
+    /// seconds at most; a batch is minutes).
+    ///
+    /// A device error ends this device's share: the witnesses it had taken
+    /// and not proved go back to the others (or the CPU), and the key kept
+    /// there is dropped unless the device was only full. Any other error (a
+    /// witness that breaks a row, a key that does not fit) fails the batch.
     pub fn prove_queued(
         &mut self,
         shape: &CircuitShape,
@@ -170,38 +174,63 @@ impl GpuSession {
         r_s: &[Scalar],
         s_s: &[Scalar],
         queue: &WorkQueue,
-    ) -> Result<Vec<(usize, Proof)>, Error> {
-        let mut proofs = Vec::new();
-        let mut in_flight: Option<(usize, PendingProof)> = None;
-        while let Some(index) = queue.take() {
-            if self.should_yield() {
-                if let Some((earlier, pending)) = in_flight.take() {
-                    proofs.push((earlier, finish_proof(&self.guard, pending)?));
+    ) -> Result<ShareEnd<Proof>, Error> {
+        let mut share = Share::default();
+        let result = self.prove_share(shape, witnesses, r_s, s_s, queue, &mut share);
+        let ordinal = self.guard.device().ordinal();
+        for _ in &share.made {
+            count_proof(ordinal);
+        }
+        match result {
+            Ok(()) => Ok(ShareEnd::Done(share.made)),
+            Err(Error::Gpu(error)) => {
+                // Settle the proof in flight (its worker is waited for)
+                // before its witness goes to another device.
+                drop(share.in_flight.take());
+                if !error.is_out_of_memory() {
+                    release_kept_key(ordinal);
                 }
-                self.yield_to_urgent(proofs.len());
+                Ok(ShareEnd::DeviceFailed {
+                    made: share.made,
+                    in_hand: share.in_hand,
+                    error: Error::Gpu(error),
+                })
             }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The loop of [`prove_queued`](Self::prove_queued); `share` says, at
+    /// any error, what was made and what was taken and not made.
+    fn prove_share(
+        &mut self,
+        shape: &CircuitShape,
+        witnesses: &[WitnessAssignment],
+        r_s: &[Scalar],
+        s_s: &[Scalar],
+        queue: &WorkQueue,
+        share: &mut Share,
+    ) -> Result<(), Error> {
+        while let Some(index) = queue.take() {
+            share.in_hand.push(index);
+            if self.should_yield() {
+                share.finish_in_flight(&self.guard)?;
+                self.yield_to_urgent(share.made.len());
+            }
+            injected_fault(self.guard.device().ordinal(), share.made.len())?;
             let (witness, r, s) = (&witnesses[index], r_s[index], s_s[index]);
             let start = || start_proof_shaped(&self.guard, &self.key, shape, witness, r, s);
             let pending = match start() {
-                Err(Error::Gpu(error)) if error.is_out_of_memory() && in_flight.is_some() => {
-                    let (earlier, pending) = in_flight.take().expect("checked above");
-                    proofs.push((earlier, finish_proof(&self.guard, pending)?));
+                Err(Error::Gpu(error)) if error.is_out_of_memory() && share.in_flight.is_some() => {
+                    share.finish_in_flight(&self.guard)?;
                     start()?
                 }
                 started => started?,
             };
-            if let Some((earlier, pending)) = in_flight.replace((index, pending)) {
-                proofs.push((earlier, finish_proof(&self.guard, pending)?));
-            }
+            share.finish_in_flight(&self.guard)?;
+            share.in_flight = Some((index, pending));
         }
-        if let Some((last, pending)) = in_flight {
-            proofs.push((last, finish_proof(&self.guard, pending)?));
-        }
-        let ordinal = self.guard.device().ordinal();
-        for _ in &proofs {
-            count_proof(ordinal);
-        }
-        Ok(proofs)
+        share.finish_in_flight(&self.guard)
     }
 
     /// Whether an urgent session waits for this normal session's device.
@@ -223,6 +252,48 @@ impl GpuSession {
     }
 }
 
+/// A device's share of a batch while it runs: the proofs made, the proof
+/// in flight, and the witnesses taken and not yet made (the one in flight
+/// among them).
+#[derive(Default)]
+struct Share {
+    made: Vec<(usize, Proof)>,
+    in_flight: Option<(usize, PendingProof)>,
+    in_hand: Vec<usize>,
+}
+
+impl Share {
+    /// Finishes the proof in flight, if any.
+    fn finish_in_flight(&mut self, guard: &DeviceGuard<'_>) -> Result<(), Error> {
+        if let Some((index, pending)) = self.in_flight.take() {
+            let proof = finish_proof(guard, pending)?;
+            self.in_hand.retain(|&taken| taken != index);
+            self.made.push((index, proof));
+        }
+        Ok(())
+    }
+}
+
+/// A device failure injected by a test: (ordinal, proofs made first).
+static INJECTED_FAULT: Mutex<Option<(usize, usize)>> = Mutex::new(None);
+
+/// Makes the next batch share on device `ordinal` fail as a device would
+/// once it has made `after` proofs (`None`: no failure), so tests can see
+/// a batch survive a device's failure. Taken once.
+#[doc(hidden)]
+pub fn inject_device_fault_for_tests(fault: Option<(usize, usize)>) {
+    *INJECTED_FAULT.lock() = fault;
+}
+
+fn injected_fault(ordinal: usize, made: usize) -> Result<(), Error> {
+    let mut fault = INJECTED_FAULT.lock();
+    if *fault == Some((ordinal, made)) {
+        *fault = None;
+        return Err(GpuError::Native("injected device failure (test hook)".into()).into());
+    }
+    Ok(())
+}
+
 /// Proves a batch's witnesses on this process's GPUs: the device the
 /// caller gets first (as [`GpuSession::open`] picks it) and, for a batch of
 /// more than one, every other device nobody holds now, each with the key
@@ -230,9 +301,11 @@ impl GpuSession {
 /// batch has two proofs or more for every device) and taking the next
 /// witness nobody has taken. So a 10-partition PoRep batch keeps every GPU
 /// of the host busy; a device that joins late (its upload) proves fewer,
-/// and its key stays for the next call. `None` when no device can
-/// take the key: the caller proves on the CPU. One device's error fails the
-/// batch; the others stop after their proofs in flight.
+/// and its key stays for the next call. A device that fails leaves its
+/// witnesses to the others. Proofs come back in order, None for those no
+/// device made (no device, no room for the key anywhere, or the last
+/// device failed): the caller proves them on the CPU. An error that is not
+/// a device's (a witness that breaks a row) fails the batch.
 pub(crate) fn prove_batch_on_gpus(
     key: &ProvingKey,
     shape: &CircuitShape,
@@ -240,9 +313,9 @@ pub(crate) fn prove_batch_on_gpus(
     r_s: &[Scalar],
     s_s: &[Scalar],
     urgency: Urgency,
-) -> Result<Option<Vec<Proof>>, Error> {
+) -> Result<Vec<Option<Proof>>, Error> {
     let Some(devices) = shared_devices() else {
-        return Ok(None);
+        return Ok(vec![None; witnesses.len()]);
     };
     let first = lock_a_device(devices, urgency);
     let first_ordinal = first.device().ordinal();

@@ -27,7 +27,10 @@ mod prover;
 mod split;
 mod work_queue;
 
-pub use auto::{keep_keys_resident, proofs_by_device, release_resident_keys, resident_keys};
+pub use auto::{
+    inject_device_fault_for_tests, keep_keys_resident, proofs_by_device, release_resident_keys,
+    resident_keys,
+};
 pub(crate) use auto::{prove_batch_on_gpus, GpuSession};
 pub use copies::ShiftedCopies;
 pub use key::GpuProvingKey;
