@@ -27,9 +27,11 @@ use groth16_gpu::groth16::gpu::{
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::synthesize;
 use groth16_gpu::{
-    create_proof_batch, create_proof_in_priority, generate_random_parameters, Error,
+    create_proof_batch, create_proof_in_priority, generate_random_parameters, Error, Proof,
+    ProvingKey,
 };
 use prover_checks::{assert_device_proves, circuit_of, field_heavy, fresh_rng, key_and_assignment};
+use rand_chacha::ChaCha20Rng;
 
 #[test]
 fn work_is_bound_to_its_device() {
@@ -275,34 +277,15 @@ fn a_batch_spreads_over_every_free_device() {
         return;
     }
     let devices = DeviceMutex::shared().expect("the shared devices").len();
-    let mut rng = fresh_rng();
-    let steps = (1 << 16) - 3;
-    let key =
-        generate_random_parameters(FieldHeavy { steps, start: None }, &mut rng).expect("a key");
-    let batch_len = 24;
-    let circuits: Vec<FieldHeavy> = (0..batch_len)
-        .map(|_| circuit_of(steps, Scalar::random(&mut rng)))
-        .collect();
-    let r_s: Vec<Scalar> = (0..batch_len).map(|_| Scalar::random(&mut rng)).collect();
-    let s_s: Vec<Scalar> = (0..batch_len).map(|_| Scalar::random(&mut rng)).collect();
-    let before = proofs_by_device();
-    let proofs =
-        create_proof_batch(circuits.clone(), &key, r_s.clone(), s_s.clone()).expect("batch proofs");
-    let after = proofs_by_device();
-    let made: Vec<u64> = (0..devices)
-        .map(|d| after.get(d).copied().unwrap_or(0) - before.get(d).copied().unwrap_or(0))
-        .collect();
-    println!("{batch_len} proofs over {devices} devices: {made:?}");
-    assert_eq!(made.iter().sum::<u64>(), batch_len as u64);
+    let batch = FieldBatch::random((1 << 16) - 3, 24, &mut fresh_rng());
+    let (proofs, made) = batch.prove(devices);
+    println!("24 proofs over {devices} devices: {made:?}");
+    assert_eq!(made.iter().sum::<u64>(), 24);
     assert!(
         made.iter().all(|&n| n > 0),
         "a device proved none: {made:?}"
     );
-    for (k, circuit) in circuits.into_iter().enumerate() {
-        let assignment = synthesize(circuit).unwrap();
-        let expected = prove(&key, &assignment, r_s[k], s_s[k]).unwrap();
-        assert_eq!(proofs[k], expected, "proof {k}");
-    }
+    batch.check(&proofs.expect("batch proofs"));
 }
 
 /// A batch whose first device fails after two proofs (an injected
@@ -317,38 +300,71 @@ fn a_device_that_fails_mid_batch_leaves_its_proofs_to_the_others() {
     }
     let devices = DeviceMutex::shared().expect("the shared devices").len();
     let mut rng = fresh_rng();
-    let steps = (1 << 14) - 3;
-    let key =
-        generate_random_parameters(FieldHeavy { steps, start: None }, &mut rng).expect("a key");
-    let batch_len = 12;
-    let circuits: Vec<FieldHeavy> = (0..batch_len)
-        .map(|_| circuit_of(steps, Scalar::random(&mut rng)))
-        .collect();
-    let r_s: Vec<Scalar> = (0..batch_len).map(|_| Scalar::random(&mut rng)).collect();
-    let s_s: Vec<Scalar> = (0..batch_len).map(|_| Scalar::random(&mut rng)).collect();
-    let before = proofs_by_device();
+    let batch = FieldBatch::random((1 << 14) - 3, 12, &mut rng);
     inject_device_fault_for_tests(Some((0, 2)));
-    let proofs = create_proof_batch(circuits.clone(), &key, r_s.clone(), s_s.clone());
+    let (proofs, made) = batch.prove(devices);
     inject_device_fault_for_tests(None);
-    let proofs = proofs.expect("the batch survives a device's failure");
-    let after = proofs_by_device();
-    let made: Vec<u64> = (0..devices)
-        .map(|d| after.get(d).copied().unwrap_or(0) - before.get(d).copied().unwrap_or(0))
-        .collect();
-    println!("{batch_len} proofs, device 0 failing after 2: made {made:?} on the devices");
+    println!("12 proofs, device 0 failing after 2: made {made:?} on the devices");
     assert_eq!(made[0], 2, "device 0 went on after its failure");
     if devices == 1 {
         assert_eq!(made.iter().sum::<u64>(), 2, "the CPU proves the rest");
     }
-    for (k, circuit) in circuits.into_iter().enumerate() {
-        let assignment = synthesize(circuit).unwrap();
-        let expected = prove(&key, &assignment, r_s[k], s_s[k]).unwrap();
-        assert_eq!(proofs[k], expected, "proof {k}");
-    }
+    batch.check(&proofs.expect("the batch survives a device's failure"));
     // The device proves again afterwards.
-    let circuit = circuit_of(steps, Scalar::random(&mut rng));
-    let again = create_proof_batch(vec![circuit.clone()], &key, vec![r_s[0]], vec![s_s[0]])
-        .expect("a batch after the failure");
-    let assignment = synthesize(circuit).unwrap();
-    assert_eq!(again[0], prove(&key, &assignment, r_s[0], s_s[0]).unwrap());
+    let again = FieldBatch::random((1 << 14) - 3, 1, &mut rng);
+    let (proofs, _) = again.prove(devices);
+    again.check(&proofs.expect("a batch after the failure"));
+}
+
+/// A key for FieldHeavy of `steps` steps and a batch of `len` circuits
+/// with their r and s.
+struct FieldBatch {
+    key: ProvingKey,
+    circuits: Vec<FieldHeavy>,
+    r_s: Vec<Scalar>,
+    s_s: Vec<Scalar>,
+}
+
+impl FieldBatch {
+    fn random(steps: usize, len: usize, rng: &mut ChaCha20Rng) -> Self {
+        let key = generate_random_parameters(FieldHeavy { steps, start: None }, &mut *rng)
+            .expect("a key");
+        let circuits = (0..len)
+            .map(|_| circuit_of(steps, Scalar::random(&mut *rng)))
+            .collect();
+        let r_s = (0..len).map(|_| Scalar::random(&mut *rng)).collect();
+        let s_s = (0..len).map(|_| Scalar::random(&mut *rng)).collect();
+        Self {
+            key,
+            circuits,
+            r_s,
+            s_s,
+        }
+    }
+
+    /// Through `create_proof_batch`, with the proofs each device made.
+    fn prove(&self, devices: usize) -> (Result<Vec<Proof>, Error>, Vec<u64>) {
+        let before = proofs_by_device();
+        let proofs = create_proof_batch(
+            self.circuits.clone(),
+            &self.key,
+            self.r_s.clone(),
+            self.s_s.clone(),
+        );
+        let after = proofs_by_device();
+        let made = (0..devices)
+            .map(|d| after.get(d).copied().unwrap_or(0) - before.get(d).copied().unwrap_or(0))
+            .collect();
+        (proofs, made)
+    }
+
+    /// Each proof the CPU prover's for its circuit, r and s.
+    fn check(&self, proofs: &[Proof]) {
+        assert_eq!(proofs.len(), self.circuits.len());
+        for (k, circuit) in self.circuits.iter().enumerate() {
+            let assignment = synthesize(circuit.clone()).unwrap();
+            let expected = prove(&self.key, &assignment, self.r_s[k], self.s_s[k]).unwrap();
+            assert_eq!(proofs[k], expected, "proof {k}");
+        }
+    }
 }

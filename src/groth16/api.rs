@@ -224,7 +224,15 @@ fn prove_witnesses(
     #[cfg(not(feature = "cuda"))]
     let (on_gpus, _) = (vec![None; witnesses.len()], urgency);
     #[cfg(feature = "cuda")]
-    let on_gpus = super::gpu::prove_batch_on_gpus(key, shape, &witnesses, r_s, s_s, urgency)?;
+    let on_gpus = {
+        let batch = super::gpu::WitnessBatch {
+            shape,
+            witnesses: &witnesses,
+            r_s,
+            s_s,
+        };
+        super::gpu::prove_batch_on_gpus(key, &batch, urgency)?
+    };
     let left = on_gpus.iter().filter(|proof| proof.is_none()).count();
     if left > 0 && left < witnesses.len() {
         log::warn!("{left} of a batch's {} proofs on the CPU", witnesses.len());

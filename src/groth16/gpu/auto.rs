@@ -169,14 +169,11 @@ impl GpuSession {
     /// witness that breaks a row, a key that does not fit) fails the batch.
     pub fn prove_queued(
         &mut self,
-        shape: &CircuitShape,
-        witnesses: &[WitnessAssignment],
-        r_s: &[Scalar],
-        s_s: &[Scalar],
+        batch: &WitnessBatch<'_>,
         queue: &WorkQueue,
     ) -> Result<ShareEnd<Proof>, Error> {
         let mut share = Share::default();
-        let result = self.prove_share(shape, witnesses, r_s, s_s, queue, &mut share);
+        let result = self.prove_share(batch, queue, &mut share);
         let ordinal = self.guard.device().ordinal();
         for _ in &share.made {
             count_proof(ordinal);
@@ -204,10 +201,7 @@ impl GpuSession {
     /// any error, what was made and what was taken and not made.
     fn prove_share(
         &mut self,
-        shape: &CircuitShape,
-        witnesses: &[WitnessAssignment],
-        r_s: &[Scalar],
-        s_s: &[Scalar],
+        batch: &WitnessBatch<'_>,
         queue: &WorkQueue,
         share: &mut Share,
     ) -> Result<(), Error> {
@@ -218,8 +212,8 @@ impl GpuSession {
                 self.yield_to_urgent(share.made.len());
             }
             injected_fault(self.guard.device().ordinal(), share.made.len())?;
-            let (witness, r, s) = (&witnesses[index], r_s[index], s_s[index]);
-            let start = || start_proof_shaped(&self.guard, &self.key, shape, witness, r, s);
+            let (witness, r, s) = (&batch.witnesses[index], batch.r_s[index], batch.s_s[index]);
+            let start = || start_proof_shaped(&self.guard, &self.key, batch.shape, witness, r, s);
             let pending = match start() {
                 Err(Error::Gpu(error)) if error.is_out_of_memory() && share.in_flight.is_some() => {
                     share.finish_in_flight(&self.guard)?;
@@ -250,6 +244,14 @@ impl GpuSession {
             self.guard.yield_to_urgent();
         }
     }
+}
+
+/// A batch's witnesses of one shape, with their r and s.
+pub(crate) struct WitnessBatch<'a> {
+    pub shape: &'a CircuitShape,
+    pub witnesses: &'a [WitnessAssignment],
+    pub r_s: &'a [Scalar],
+    pub s_s: &'a [Scalar],
 }
 
 /// A device's share of a batch while it runs: the proofs made, the proof
@@ -308,12 +310,10 @@ fn injected_fault(ordinal: usize, made: usize) -> Result<(), Error> {
 /// a device's (a witness that breaks a row) fails the batch.
 pub(crate) fn prove_batch_on_gpus(
     key: &ProvingKey,
-    shape: &CircuitShape,
-    witnesses: &[WitnessAssignment],
-    r_s: &[Scalar],
-    s_s: &[Scalar],
+    batch: &WitnessBatch<'_>,
     urgency: Urgency,
 ) -> Result<Vec<Option<Proof>>, Error> {
+    let witnesses = batch.witnesses;
     let Some(devices) = shared_devices() else {
         return Ok(vec![None; witnesses.len()]);
     };
@@ -347,7 +347,7 @@ pub(crate) fn prove_batch_on_gpus(
         witnesses.len(),
         || GpuSession::on_device(first, key, urgency),
         helpers,
-        |session, queue| session.prove_queued(shape, witnesses, r_s, s_s, queue),
+        |session, queue| session.prove_queued(batch, queue),
     )
 }
 
