@@ -121,8 +121,10 @@ fn random_r_s<R: RngCore>(rng: &mut R) -> (Scalar, Scalar) {
 /// circuit that does not fit the first one's constraints is an error rather
 /// than an invalid proof. The recorded shape is kept for later batches of
 /// the same circuit type and key (see [`set_shape_cache_capacity`]), which
-/// then compute only witnesses. On a GPU each proof's A, B, C are
-/// evaluated into the upload buffer while the previous proof runs.
+/// then compute only witnesses. On the GPUs the batch spreads over every
+/// free device, each proof's A, B, C evaluated into the upload buffer
+/// while the previous proof runs; a device that fails leaves its proofs to
+/// the others, and the CPU proves what no device could.
 ///
 /// [`synthesize_batch`]: crate::synthesis::synthesize_batch
 /// [`set_shape_cache_capacity`]: super::set_shape_cache_capacity
