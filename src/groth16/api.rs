@@ -17,8 +17,7 @@ use std::sync::Arc;
 
 use super::prover::check_batch_lengths;
 use super::shape_cache::{self, ShapeId};
-use super::urgency::Urgency;
-use super::{prove, Proof};
+use super::{prove, Priority, Proof};
 use crate::error::panic_message;
 use crate::params::ProvingKey;
 use crate::synthesis::{batch_witnesses, synthesize, Assignment, CircuitShape, WitnessAssignment};
@@ -36,7 +35,7 @@ pub fn create_proof<C: Circuit<Scalar>>(
     r: Scalar,
     s: Scalar,
 ) -> Result<Proof, Error> {
-    prove_one(circuit, key, r, s, Urgency::Normal)
+    prove_one(circuit, key, r, s, Priority::Normal)
 }
 
 /// [`create_proof`] ahead of other work for a device (bellperson's name):
@@ -50,7 +49,7 @@ pub fn create_proof_in_priority<C: Circuit<Scalar>>(
     r: Scalar,
     s: Scalar,
 ) -> Result<Proof, Error> {
-    prove_one(circuit, key, r, s, Urgency::Urgent)
+    prove_one(circuit, key, r, s, Priority::Urgent)
 }
 
 fn prove_one<C: Circuit<Scalar>>(
@@ -58,7 +57,7 @@ fn prove_one<C: Circuit<Scalar>>(
     key: &ProvingKey,
     r: Scalar,
     s: Scalar,
-    urgency: Urgency,
+    priority: Priority,
 ) -> Result<Proof, Error> {
     let id = ShapeId::of::<C>(key);
     let (shape, witness, recorded) = match shape_cache::cached(&id) {
@@ -71,7 +70,7 @@ fn prove_one<C: Circuit<Scalar>>(
             (Arc::new(shape), witness, true)
         }
     };
-    let proofs = prove_witnesses(key, &shape, vec![witness], &[r], &[s], urgency);
+    let proofs = prove_witnesses(key, &shape, vec![witness], &[r], &[s], priority);
     settle_kept_shape(id, shape, recorded, &proofs);
     Ok(proofs?.pop().expect("one proof for one witness"))
 }
@@ -83,7 +82,7 @@ type ProveFn<'a> = dyn FnMut(&Assignment, Scalar, Scalar) -> Result<Proof, Error
 
 fn with_backend<T>(key: &ProvingKey, f: impl FnOnce(&mut ProveFn<'_>) -> T) -> Result<T, Error> {
     #[cfg(feature = "cuda")]
-    if let Some(mut session) = super::gpu::GpuSession::open(key, Urgency::Normal)? {
+    if let Some(mut session) = super::gpu::GpuSession::open(key, Priority::Normal)? {
         return Ok(f(&mut |assignment, r, s| session.prove(assignment, r, s)));
     }
     Ok(f(&mut |assignment, r, s| prove(key, assignment, r, s)))
@@ -134,7 +133,7 @@ pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     r_s: Vec<Scalar>,
     s_s: Vec<Scalar>,
 ) -> Result<Vec<Proof>, Error> {
-    prove_many(circuits, key, r_s, s_s, Urgency::Normal)
+    prove_many(circuits, key, r_s, s_s, Priority::Normal)
 }
 
 /// [`create_proof_batch`] ahead of other work for a device, as
@@ -147,7 +146,7 @@ pub fn create_proof_batch_in_priority<C: Circuit<Scalar> + Send>(
     r_s: Vec<Scalar>,
     s_s: Vec<Scalar>,
 ) -> Result<Vec<Proof>, Error> {
-    prove_many(circuits, key, r_s, s_s, Urgency::Urgent)
+    prove_many(circuits, key, r_s, s_s, Priority::Urgent)
 }
 
 fn prove_many<C: Circuit<Scalar> + Send>(
@@ -155,7 +154,7 @@ fn prove_many<C: Circuit<Scalar> + Send>(
     key: &ProvingKey,
     r_s: Vec<Scalar>,
     s_s: Vec<Scalar>,
-    urgency: Urgency,
+    priority: Priority,
 ) -> Result<Vec<Proof>, Error> {
     check_batch_lengths(circuits.len(), r_s.len(), s_s.len())?;
     if circuits.is_empty() {
@@ -181,7 +180,7 @@ fn prove_many<C: Circuit<Scalar> + Send>(
         witnesses.len(),
         started.elapsed().as_secs_f64()
     );
-    let proofs = prove_witnesses(key, &shape, witnesses, &r_s, &s_s, urgency);
+    let proofs = prove_witnesses(key, &shape, witnesses, &r_s, &s_s, priority);
     log::debug!(
         "create_proof_batch: proved {:.3} s after the start",
         started.elapsed().as_secs_f64()
@@ -210,21 +209,21 @@ fn settle_kept_shape(
 /// Proves witnesses of `shape`, on the GPUs when there are any and on the
 /// CPU what they leave (no device, no room for the key, a device that
 /// failed); a witness that does not fit the shape fails the batch before
-/// any proving. Urgency only orders callers waiting for a device.
+/// any proving. Priority only orders callers waiting for a device.
 fn prove_witnesses(
     key: &ProvingKey,
     shape: &CircuitShape,
     witnesses: Vec<WitnessAssignment>,
     r_s: &[Scalar],
     s_s: &[Scalar],
-    urgency: Urgency,
+    priority: Priority,
 ) -> Result<Vec<Proof>, Error> {
     for witness in &witnesses {
         shape.check_counts(witness)?;
     }
     // The CPU prover waits for no device.
     #[cfg(not(feature = "cuda"))]
-    let (on_gpus, _) = (vec![None; witnesses.len()], urgency);
+    let (on_gpus, _) = (vec![None; witnesses.len()], priority);
     #[cfg(feature = "cuda")]
     let on_gpus = {
         let batch = super::gpu::WitnessBatch {
@@ -233,7 +232,7 @@ fn prove_witnesses(
             r_s,
             s_s,
         };
-        super::gpu::prove_batch_on_gpus(key, &batch, urgency)?
+        super::gpu::prove_batch_on_gpus(key, &batch, priority)?
     };
     let left = on_gpus.iter().filter(|proof| proof.is_none()).count();
     if left > 0 && left < witnesses.len() {

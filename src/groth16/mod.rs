@@ -4,10 +4,10 @@
 mod api;
 #[cfg(feature = "cuda")]
 pub mod gpu;
+mod priority;
 mod proof;
 mod prover;
 mod shape_cache;
-mod urgency;
 mod verifier;
 
 pub(crate) use api::catch_circuit_panic;
@@ -16,6 +16,7 @@ pub use api::{
     create_proofs_isolated, create_random_proof, create_random_proof_batch,
     create_random_proof_batch_in_priority, create_random_proof_in_priority,
 };
+pub use priority::Priority;
 pub use proof::{Proof, PROOF_BYTES};
 pub(crate) use prover::check_batch_lengths;
 pub use prover::{check_key_fits, prove, prove_batch, prove_timed, StageTimes};

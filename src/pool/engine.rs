@@ -2,8 +2,8 @@
 //! The scheduling around it is the same for both, which is what lets the
 //! pool's ordering, priority and fault handling be tested without a GPU.
 
-use super::queue::{Priority, Work};
-use crate::groth16::{prove, Proof};
+use super::queue::Work;
+use crate::groth16::{prove, Priority, Proof};
 use crate::Error;
 
 /// A finished proof and what making it uploaded.

@@ -4,13 +4,14 @@
 use std::sync::Arc;
 
 use crate::device::{DeviceGuard, DeviceMutex};
-use crate::groth16::gpu::{finish_proof, start_proof, GpuProvingKey, PendingProof};
+use crate::groth16::gpu::{finish_proof, lock_at, start_proof, GpuProvingKey, PendingProof};
+use crate::groth16::Priority;
 use crate::params::ProvingKey;
 use crate::synthesis::Assignment;
 use crate::Error;
 
 use super::engine::Proved;
-use super::queue::{Priority, Work};
+use super::queue::Work;
 
 /// At most this many proving keys stay resident on one device; a further
 /// key evicts the one used longest ago.
@@ -166,13 +167,4 @@ pub(super) struct InFlight {
     priority: Priority,
     bytes_uploaded: u64,
     key_uploads: u64,
-}
-
-/// The device, an urgent job's ahead of its other users (a bellperson-shaped
-/// batch holding it hands it over between two proofs).
-fn lock_at(device: &DeviceMutex, priority: Priority) -> DeviceGuard<'_> {
-    match priority {
-        Priority::Urgent => device.lock_urgent(),
-        Priority::Normal => device.lock(),
-    }
 }

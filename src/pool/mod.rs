@@ -66,9 +66,9 @@ mod worker;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
+pub use crate::groth16::Priority;
 pub use batch::JobReport;
 pub use error::PoolError;
-pub use queue::Priority;
 pub use stats::WorkerStats;
 
 use batch::Batch;

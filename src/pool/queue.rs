@@ -9,21 +9,9 @@ use blstrs::Scalar;
 use parking_lot::{Condvar, Mutex};
 
 use super::batch::Reply;
+use crate::groth16::Priority;
 use crate::params::ProvingKey;
 use crate::synthesis::Assignment;
-
-/// Where a job goes in the queue.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Priority {
-    /// In turn, after the jobs queued before it (batch work: PoRep
-    /// partitions, WindowPoSt).
-    #[default]
-    Normal,
-    /// Ahead of every normal job still queued (proofs with a deadline, such
-    /// as WinningPoSt); urgent jobs among themselves in turn. Jobs already
-    /// running finish first.
-    Urgent,
-}
 
 /// What a worker proves: a synthesized circuit, its key, r and s.
 pub(super) struct Work {

@@ -20,7 +20,7 @@ use super::work_queue::{share_out, ShareEnd, WorkQueue};
 use super::{finish_proof, prove_on_device, start_proof_shaped, GpuProvingKey, PendingProof};
 use crate::device::{DeviceGuard, DeviceMutex, GpuError};
 use crate::groth16::shape_cache::key_digest;
-use crate::groth16::urgency::Urgency;
+use crate::groth16::Priority;
 use crate::groth16::Proof;
 use crate::params::ProvingKey;
 use crate::synthesis::{Assignment, CircuitShape, WitnessAssignment};
@@ -91,7 +91,7 @@ pub(crate) struct GpuSession {
     guard: DeviceGuard<'static>,
     key: GpuProvingKey,
     /// Urgent sessions keep their device until they are done.
-    urgency: Urgency,
+    priority: Priority,
 }
 
 impl GpuSession {
@@ -100,11 +100,11 @@ impl GpuSession {
     /// session goes ahead of the others waiting for a device, and a batch
     /// holding it hands it over between two proofs
     /// ([`DeviceMutex::lock_urgent`]).
-    pub fn open(key: &ProvingKey, urgency: Urgency) -> Result<Option<Self>, Error> {
+    pub fn open(key: &ProvingKey, priority: Priority) -> Result<Option<Self>, Error> {
         let Some(devices) = shared_devices() else {
             return Ok(None);
         };
-        Self::on_device(lock_a_device(devices, urgency), key, urgency)
+        Self::on_device(lock_a_device(devices, priority), key, priority)
     }
 
     /// The key on the guard's device (kept there by an earlier call, else
@@ -112,7 +112,7 @@ impl GpuSession {
     fn on_device(
         guard: DeviceGuard<'static>,
         key: &ProvingKey,
-        urgency: Urgency,
+        priority: Priority,
     ) -> Result<Option<Self>, Error> {
         let ordinal = guard.device().ordinal();
         let digest = key_digest(key);
@@ -120,7 +120,7 @@ impl GpuSession {
             return Ok(Some(Self {
                 guard,
                 key,
-                urgency,
+                priority,
             }));
         }
         // Another key kept there would only take the room this one needs.
@@ -133,7 +133,7 @@ impl GpuSession {
                 Ok(Some(Self {
                     guard,
                     key,
-                    urgency,
+                    priority,
                 }))
             }
             Err(Error::Gpu(error)) if error.is_out_of_memory() => {
@@ -229,7 +229,7 @@ impl GpuSession {
 
     /// Whether an urgent session waits for this normal session's device.
     fn should_yield(&self) -> bool {
-        self.urgency == Urgency::Normal && self.guard.urgent_waiting()
+        self.priority == Priority::Normal && self.guard.urgent_waiting()
     }
 
     /// Hands the device to the urgent sessions waiting for it, if this
@@ -311,13 +311,13 @@ fn injected_fault(ordinal: usize, made: usize) -> Result<(), Error> {
 pub(crate) fn prove_batch_on_gpus(
     key: &ProvingKey,
     batch: &WitnessBatch<'_>,
-    urgency: Urgency,
+    priority: Priority,
 ) -> Result<Vec<Option<Proof>>, Error> {
     let witnesses = batch.witnesses;
     let Some(devices) = shared_devices() else {
         return Ok(vec![None; witnesses.len()]);
     };
-    let first = lock_a_device(devices, urgency);
+    let first = lock_a_device(devices, priority);
     let first_ordinal = first.device().ordinal();
     let free: Vec<&DeviceMutex> = devices
         .iter()
@@ -328,16 +328,13 @@ pub(crate) fn prove_batch_on_gpus(
     // its shifted copies) holds up the batch's end.
     let worth_uploading = witnesses.len() >= 2 * (free.len() + 1);
     let digest = key_digest(key);
-    let helpers: Vec<&DeviceMutex> = free
+    let helpers: Vec<_> = free
         .into_iter()
         .filter(|device| worth_uploading || kept_key(device.properties().ordinal, digest).is_some())
         .take(witnesses.len().saturating_sub(1))
-        .collect();
-    let helpers: Vec<_> = helpers
-        .into_iter()
         .map(|device| {
             move || match device.try_lock() {
-                Some(guard) => GpuSession::on_device(guard, key, urgency),
+                Some(guard) => GpuSession::on_device(guard, key, priority),
                 // Taken by another caller meanwhile: the others do its share.
                 None => Ok(None),
             }
@@ -345,7 +342,7 @@ pub(crate) fn prove_batch_on_gpus(
         .collect();
     share_out(
         witnesses.len(),
-        || GpuSession::on_device(first, key, urgency),
+        || GpuSession::on_device(first, key, priority),
         helpers,
         |session, queue| session.prove_queued(batch, queue),
     )
@@ -367,15 +364,20 @@ fn shared_devices() -> Option<&'static [DeviceMutex]> {
 /// The first device nobody holds, else waits for one (ahead of normal
 /// callers when urgent), taking turns so that concurrent callers spread
 /// over the devices.
-fn lock_a_device(devices: &'static [DeviceMutex], urgency: Urgency) -> DeviceGuard<'static> {
+fn lock_a_device(devices: &'static [DeviceMutex], priority: Priority) -> DeviceGuard<'static> {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     if let Some(guard) = devices.iter().find_map(DeviceMutex::try_lock) {
         return guard;
     }
     let turn = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let device = &devices[turn % devices.len()];
-    match urgency {
-        Urgency::Normal => device.lock(),
-        Urgency::Urgent => device.lock_urgent(),
+    lock_at(&devices[turn % devices.len()], priority)
+}
+
+/// Waits for `device`, an urgent caller ahead of the normal ones (a batch
+/// holding it hands it over between two proofs).
+pub(crate) fn lock_at(device: &DeviceMutex, priority: Priority) -> DeviceGuard<'_> {
+    match priority {
+        Priority::Normal => device.lock(),
+        Priority::Urgent => device.lock_urgent(),
     }
 }

@@ -31,7 +31,7 @@ pub use auto::{
     inject_device_fault_for_tests, keep_keys_resident, proofs_by_device, release_resident_keys,
     resident_keys,
 };
-pub(crate) use auto::{prove_batch_on_gpus, GpuSession, WitnessBatch};
+pub(crate) use auto::{lock_at, prove_batch_on_gpus, GpuSession, WitnessBatch};
 pub use copies::ShiftedCopies;
 pub use key::GpuProvingKey;
 pub use prover::{
