@@ -100,7 +100,7 @@ nvidia-smi -L >>"$log" 2>&1
 for step in ${STEPS:-tests porep}; do
   case "$step" in
     tests)
-      for t in ${TESTS:-gpu_prover gpu_prover_devices gpu_pool gpu_msm gpu_msm_knobs gpu_copies gpu_ntt gpu_device gpu_pinned gpu_shape}; do
+      for t in ${TESTS:-gpu_prover gpu_prover_devices gpu_streamed gpu_pool gpu_msm gpu_msm_knobs gpu_copies gpu_ntt gpu_device gpu_pinned gpu_shape}; do
         run "test $t" 400 "$bundle/bin/tests/$t" --show-output
       done
       ;;

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use blstrs::Scalar;
 use parking_lot::Mutex;
 
+use super::streamed::prove_streamed;
 use super::work_queue::{share_out, ShareEnd, WorkQueue};
 use super::{finish_proof, prove_on_device, start_proof_shaped, GpuProvingKey, PendingProof};
 use crate::device::{DeviceGuard, DeviceMutex, GpuError};
@@ -86,69 +87,80 @@ fn kept_key(ordinal: usize, digest: u64) -> Option<GpuProvingKey> {
         .map(|(_, _, key)| key.clone())
 }
 
-/// One device held, with the key resident on it.
-pub(crate) struct GpuSession {
+/// One device held, with the key resident on it, or streamed to it for
+/// each proof where it cannot fit.
+pub(crate) struct GpuSession<'k> {
     guard: DeviceGuard<'static>,
-    key: GpuProvingKey,
+    key: SessionKey<'k>,
     /// Urgent sessions keep their device until they are done.
     priority: Priority,
 }
 
-impl GpuSession {
-    /// A device and the key on it; `None` when there is no device or the key
-    /// cannot fit one (logged), so the caller proves on the CPU. An urgent
+/// How a session's device gets the key's points.
+enum SessionKey<'k> {
+    /// Resident there (kept from an earlier call, or uploaded for this one).
+    Resident(GpuProvingKey),
+    /// Larger than the device's memory: each proof sends the points across
+    /// the bus a chunk at a time ([`prove_streamed`]).
+    Streamed(&'k ProvingKey),
+}
+
+impl<'k> GpuSession<'k> {
+    /// A device and the key on it (streamed where it cannot fit); `None`
+    /// when there is no device, so the caller proves on the CPU. An urgent
     /// session goes ahead of the others waiting for a device, and a batch
     /// holding it hands it over between two proofs
     /// ([`DeviceMutex::lock_urgent`]).
-    pub fn open(key: &ProvingKey, priority: Priority) -> Result<Option<Self>, Error> {
+    pub fn open(key: &'k ProvingKey, priority: Priority) -> Result<Option<Self>, Error> {
         let Some(devices) = shared_devices() else {
             return Ok(None);
         };
         Self::on_device(lock_a_device(devices, priority), key, priority)
     }
 
-    /// The key on the guard's device (kept there by an earlier call, else
-    /// uploaded); `None` when it cannot fit (logged).
+    /// The key on the guard's device: kept there by an earlier call, else
+    /// uploaded, else (where it cannot fit) streamed for each proof.
     fn on_device(
         guard: DeviceGuard<'static>,
-        key: &ProvingKey,
+        key: &'k ProvingKey,
         priority: Priority,
     ) -> Result<Option<Self>, Error> {
         let ordinal = guard.device().ordinal();
         let digest = key_digest(key);
-        if let Some(key) = kept_key(ordinal, digest) {
-            return Ok(Some(Self {
-                guard,
-                key,
-                priority,
-            }));
-        }
-        // Another key kept there would only take the room this one needs.
-        release_kept_key(ordinal);
-        match GpuProvingKey::upload(&guard, key) {
-            Ok(key) => {
-                if KEEP.load(Ordering::Relaxed) {
-                    KEPT.lock().push((ordinal, digest, key.clone()));
+        let key = if let Some(kept) = kept_key(ordinal, digest) {
+            SessionKey::Resident(kept)
+        } else {
+            // Another key kept there would only take the room this one needs.
+            release_kept_key(ordinal);
+            match GpuProvingKey::upload(&guard, key) {
+                Ok(resident) => {
+                    if KEEP.load(Ordering::Relaxed) {
+                        KEPT.lock().push((ordinal, digest, resident.clone()));
+                    }
+                    SessionKey::Resident(resident)
                 }
-                Ok(Some(Self {
-                    guard,
-                    key,
-                    priority,
-                }))
+                Err(Error::Gpu(error)) if error.is_out_of_memory() => {
+                    log::warn!("GPU {ordinal}: {error}; streaming the key's points for each proof");
+                    SessionKey::Streamed(key)
+                }
+                Err(error) => return Err(error),
             }
-            Err(Error::Gpu(error)) if error.is_out_of_memory() => {
-                log::warn!("GPU {ordinal}: {error}; proving on the CPU or the other devices");
-                Ok(None)
-            }
-            Err(error) => Err(error),
-        }
+        };
+        Ok(Some(Self {
+            guard,
+            key,
+            priority,
+        }))
     }
 
     /// Proves on the session's device, after any urgent session waiting
     /// for it has had its turn.
     pub fn prove(&mut self, assignment: &Assignment, r: Scalar, s: Scalar) -> Result<Proof, Error> {
         self.yield_to_urgent(0);
-        let (proof, _) = prove_on_device(&self.guard, &self.key, assignment, r, s)?;
+        let proof = match &self.key {
+            SessionKey::Resident(key) => prove_on_device(&self.guard, key, assignment, r, s)?.0,
+            SessionKey::Streamed(key) => prove_streamed(&self.guard, key, assignment, r, s)?,
+        };
         count_proof(self.guard.device().ordinal());
         Ok(proof)
     }
@@ -213,7 +225,18 @@ impl GpuSession {
             }
             injected_fault(self.guard.device().ordinal(), share.made.len())?;
             let (witness, r, s) = (&batch.witnesses[index], batch.r_s[index], batch.s_s[index]);
-            let start = || start_proof_shaped(&self.guard, &self.key, batch.shape, witness, r, s);
+            let key = match &self.key {
+                SessionKey::Resident(key) => key,
+                SessionKey::Streamed(key) => {
+                    // One proof at a time: the chunks take the memory.
+                    let assignment = batch.shape.assign(witness.clone())?;
+                    let proof = prove_streamed(&self.guard, key, &assignment, r, s)?;
+                    share.in_hand.retain(|&taken| taken != index);
+                    share.made.push((index, proof));
+                    continue;
+                }
+            };
+            let start = || start_proof_shaped(&self.guard, key, batch.shape, witness, r, s);
             let pending = match start() {
                 Err(Error::Gpu(error)) if error.is_out_of_memory() && share.in_flight.is_some() => {
                     share.finish_in_flight(&self.guard)?;

@@ -25,6 +25,7 @@ mod key;
 mod lanes;
 mod prover;
 mod split;
+mod streamed;
 mod work_queue;
 
 pub use auto::{
@@ -38,3 +39,4 @@ pub use prover::{
     finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof,
     start_proof_shaped, PendingProof,
 };
+pub use streamed::{prove_streamed, set_stream_chunk_points_for_tests};

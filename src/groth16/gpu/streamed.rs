@@ -1,0 +1,416 @@
+//! Proofs with a key too large for the device's memory (a 32 GiB sector's
+//! PoRep key on a 24 GiB card, a 64 GiB sector's on an 80 GiB one): the key
+//! stays on the host, and each MSM sends its points across the bus a chunk
+//! at a time, the next chunk's copy running while the device sums the
+//! current one. Every proof moves the whole key (seconds at 2^27 over
+//! PCIe), so a resident key is much faster; the CPU prover is slower still.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use blstrs::{G1Affine, G2Affine, Scalar};
+use group::prime::PrimeCurveAffine;
+use group::Group;
+
+use super::key::{ensure_free_memory, h_polynomial_bytes};
+use crate::backend::cpu::{compute_h, Domain};
+use crate::backend::cuda::{h_polynomial, GpuCurve, ResidentBases};
+use crate::device::{DeviceGuard, DeviceMutex, GpuError};
+use crate::groth16::prover::{assemble, check_delta, check_key_fits, KeySizes, MsmSums};
+use crate::groth16::Proof;
+use crate::params::ProvingKey;
+use crate::synthesis::Assignment;
+use crate::Error;
+
+/// Device memory left aside beside the chunks: the MSM's scalars and
+/// scratch for one chunk, CUDA's own allocations.
+const RESERVE_BYTES: u64 = 768 << 20;
+/// The most points of one chunk: larger ones gain little per MSM and hold
+/// up the first chunk's sum.
+const MOST_CHUNK_POINTS: usize = 1 << 25;
+/// The fewest: below this the MSM's fixed costs dominate; where even these
+/// do not fit, the upload's out-of-memory error says so.
+const FEWEST_CHUNK_POINTS: usize = 1 << 12;
+
+/// Chunk size forced by a test (0: chosen from free memory).
+static FORCED_CHUNK_POINTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes every later streamed proof in this process cut its queries into
+/// chunks of `points` (`None`: chosen from the device's free memory), so
+/// tests run many chunks, and chunks that do not divide a query, at small
+/// sizes. Results are the same with any size.
+#[doc(hidden)]
+pub fn set_stream_chunk_points_for_tests(points: Option<usize>) {
+    FORCED_CHUNK_POINTS.store(points.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Points of `point_bytes` each in one chunk, given `free` device bytes:
+/// three chunks live at once (one summed, one waiting, one crossing the
+/// bus) beside [`RESERVE_BYTES`] and a quarter of what is left for the
+/// MSM's own working memory.
+fn chunk_points(free: u64, point_bytes: u64) -> usize {
+    let for_chunks = free.saturating_sub(RESERVE_BYTES) / 4;
+    let points = (for_chunks / point_bytes.max(1)).min(MOST_CHUNK_POINTS as u64) as usize;
+    points.max(FEWEST_CHUNK_POINTS)
+}
+
+/// Proves `assignment` with `key` on the guard's device without making the
+/// key resident: the H polynomial on the device where its four domains fit
+/// (else on the CPU), then each MSM a chunk of points at a time. The same
+/// proof as [`prove`](crate::groth16::prove) and
+/// [`start_proof`](super::start_proof). A key that does not fit the
+/// circuit is an error before any work; too little free device memory for
+/// even small chunks is [`GpuError::OutOfMemory`], the device still usable.
+pub fn prove_streamed(
+    guard: &DeviceGuard<'_>,
+    key: &ProvingKey,
+    assignment: &Assignment,
+    r: Scalar,
+    s: Scalar,
+) -> Result<Proof, Error> {
+    check_key_fits(key, assignment)?;
+    check_delta(&key.vk)?;
+    let started = Instant::now();
+    let domain = Domain::new(assignment.num_constraints())?;
+    let h = h_coefficients(guard, &domain, &KeySizes::of(key), assignment)?;
+    let h_done = started.elapsed();
+    let uploads = DeviceMutex::new(guard.device().duplicate()?);
+    let sums = streamed_sums(
+        key,
+        assignment,
+        &h,
+        &|bases, scalars| device_msm(guard, &uploads, bases, scalars),
+        &|bases, scalars| device_msm(guard, &uploads, bases, scalars),
+    )?;
+    log::debug!(
+        "streamed proof on GPU {}: H polynomial {:.3} s, MSMs {:.3} s",
+        guard.device().ordinal(),
+        h_done.as_secs_f64(),
+        (started.elapsed() - h_done).as_secs_f64()
+    );
+    Ok(assemble(&key.vk, &sums, r, s))
+}
+
+/// H's coefficients on the host: computed on the device where a, b, c and
+/// the twiddles fit beside a chunk's room, else on the CPU.
+fn h_coefficients(
+    guard: &DeviceGuard<'_>,
+    domain: &Domain,
+    sizes: &KeySizes,
+    assignment: &Assignment,
+) -> Result<Vec<Scalar>, Error> {
+    let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
+    let needed = h_polynomial_bytes(sizes) + RESERVE_BYTES;
+    if let Err(error) = ensure_free_memory(guard.device(), "the H polynomial", needed) {
+        log::debug!("{error}; the H polynomial on the CPU");
+        return Ok(compute_h(domain, a, b, c));
+    }
+    let (on_device, _) = h_polynomial(guard, domain, a, b, c)?;
+    Ok(on_device.download(guard, domain.size() - 1)?)
+}
+
+/// Σ scalars·bases on the guard's device, a chunk at a time: each chunk
+/// uploaded through `uploads` (a second handle to the device, so the copy
+/// runs beside the sum) while the chunk before it is summed.
+fn device_msm<G: GpuCurve>(
+    guard: &DeviceGuard<'_>,
+    uploads: &DeviceMutex,
+    bases: &[G],
+    scalars: &[Scalar],
+) -> Result<G::Curve, Error>
+where
+    G::Curve: Send + Sync,
+{
+    let chunk = match FORCED_CHUNK_POINTS.load(Ordering::Relaxed) {
+        0 => chunk_points(
+            guard.device().free_memory()?,
+            std::mem::size_of::<G>() as u64,
+        ),
+        forced => forced,
+    };
+    // The scalars go by the driver's copy: pinned slots made per chunk's
+    // bases would cost more than they save.
+    chunked_sum(
+        bases,
+        scalars,
+        chunk,
+        |part| Ok(ResidentBases::upload(&uploads.lock(), part)?),
+        |resident, part| Ok(resident.msm_range_direct(guard, 0, part)?),
+    )
+}
+
+/// Σ scalars·bases over one whole query, however the bases get there.
+pub(super) type QueryMsm<'a, G> =
+    dyn Fn(&[G], &[Scalar]) -> Result<<G as PrimeCurveAffine>::Curve, Error> + 'a;
+
+/// The five MSMs of a proof with `h`'s coefficients, each through `g1` or
+/// `g2` (Σ scalars·bases, however they get the bases): the a and b
+/// queries' scalars gathered by their densities first.
+pub(super) fn streamed_sums(
+    key: &ProvingKey,
+    assignment: &Assignment,
+    h: &[Scalar],
+    g1: &QueryMsm<'_, G1Affine>,
+    g2: &QueryMsm<'_, G2Affine>,
+) -> Result<MsmSums, Error> {
+    let (input, aux) = (&assignment.input, &assignment.aux);
+    let mut a = Vec::with_capacity(key.a.len());
+    a.extend_from_slice(input);
+    assignment.a_aux_density.par_select_into(aux, &mut a);
+    let mut b = Vec::with_capacity(key.b_g1.len());
+    assignment.b_input_density.par_select_into(input, &mut b);
+    assignment.b_aux_density.par_select_into(aux, &mut b);
+    // G2 first: the longest, and the same bus time per point as two G1s.
+    let b_g2 = g2(&key.b_g2, &b)?;
+    Ok(MsmSums {
+        b_g2,
+        h: g1(&key.h, h)?,
+        l: g1(&key.l, aux)?,
+        a: g1(&key.a, &a)?,
+        b_g1: g1(&key.b_g1, &b)?,
+    })
+}
+
+/// Σ over chunks of `chunk` points: `upload` makes a chunk of bases ready
+/// (on a thread of its own, one chunk ahead), `sum` adds its scalars'
+/// share. An error on either side stops both and is returned (the sum's
+/// first).
+pub(super) fn chunked_sum<B: Sync, C: Send, S: Group>(
+    bases: &[B],
+    scalars: &[Scalar],
+    chunk: usize,
+    upload: impl FnMut(&[B]) -> Result<C, Error> + Send,
+    mut sum: impl FnMut(&C, &[Scalar]) -> Result<S, Error>,
+) -> Result<S, Error> {
+    if bases.len() != scalars.len() {
+        return Err(Error::LengthMismatch {
+            bases: bases.len(),
+            scalars: scalars.len(),
+        });
+    }
+    let chunk = chunk.max(1);
+    std::thread::scope(|scope| {
+        // One chunk waits here while the next is uploaded.
+        let (send, chunks) = mpsc::sync_channel::<C>(1);
+        let mut upload = upload;
+        let uploader = scope.spawn(move || -> Result<(), Error> {
+            for part in bases.chunks(chunk) {
+                if send.send(upload(part)?).is_err() {
+                    break; // the sum stopped on an error
+                }
+            }
+            Ok(())
+        });
+        let mut total = S::identity();
+        let mut summed = Ok(());
+        for (part, resident) in scalars.chunks(chunk).zip(chunks.iter()) {
+            match sum(&resident, part) {
+                Ok(value) => total += value,
+                Err(error) => {
+                    summed = Err(error);
+                    break;
+                }
+            }
+        }
+        drop(chunks);
+        let uploaded = uploader.join().unwrap_or_else(|_| {
+            Err(GpuError::Native("a streamed MSM's upload thread panicked".into()).into())
+        });
+        summed.and(uploaded).map(|()| total)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cpu::{msm, MsmAffine};
+    use crate::groth16::prove;
+    use crate::params::generate_random_parameters;
+    use crate::synthesis::synthesize;
+    use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+    use blstrs::G1Projective;
+    use ff::Field;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    /// Products of neighbours, with an input, zeros, ones and variables
+    /// that A and B never use, so both densities leave points out.
+    #[derive(Clone)]
+    struct Mixed {
+        values: Vec<Option<Scalar>>,
+    }
+
+    impl Circuit<Scalar> for Mixed {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            let missing = || SynthesisError::AssignmentMissing;
+            let input = cs.alloc_input(|| "in", || self.values[0].ok_or_else(missing))?;
+            let mut vars = vec![input];
+            for (i, value) in self.values.iter().enumerate().skip(1) {
+                vars.push(cs.alloc(|| format!("x{i}"), || value.ok_or_else(missing))?);
+            }
+            for i in 0..vars.len() - 1 {
+                let product = self.values[i].zip(self.values[i + 1]).map(|(x, y)| x * y);
+                let z = cs.alloc(|| format!("z{i}"), || product.ok_or_else(missing))?;
+                // z only in C: out of both densities.
+                let (x, y) = (vars[i], vars[i + 1]);
+                cs.enforce(
+                    || format!("product {i}"),
+                    |lc| lc + x,
+                    |lc| lc + y,
+                    |lc| lc + z,
+                );
+                // Every fifth row also takes A from the constant, every third B.
+                let a = if i % 5 == 0 { CS::one() } else { x };
+                let b = if i % 3 == 0 { CS::one() } else { y };
+                let c = match (i % 5 == 0, i % 3 == 0) {
+                    (true, true) => CS::one(),
+                    (true, false) => y,
+                    (false, true) => x,
+                    (false, false) => z,
+                };
+                cs.enforce(|| format!("row {i}"), |lc| lc + a, |lc| lc + b, |lc| lc + c);
+            }
+            Ok(())
+        }
+    }
+
+    /// [`chunked_sum`] on the CPU: chunks copied, summed by the CPU MSM.
+    fn cpu_chunked<G: MsmAffine>(
+        bases: &[G],
+        scalars: &[Scalar],
+        chunk: usize,
+    ) -> Result<G::Curve, Error>
+    where
+        G::Curve: Send + Sync,
+    {
+        chunked_sum(
+            bases,
+            scalars,
+            chunk,
+            |p| Ok(p.to_vec()),
+            |p: &Vec<G>, s| msm(p, s),
+        )
+    }
+
+    fn values(n: usize, rng: &mut ChaCha20Rng) -> Vec<Option<Scalar>> {
+        (0..n)
+            .map(|i| match i % 4 {
+                0 => Some(Scalar::ZERO),
+                1 => Some(Scalar::ONE),
+                _ => Some(Scalar::random(&mut *rng)),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chunks_that_do_not_divide_the_bases_sum_to_the_whole() {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let bases: Vec<G1Affine> = (0..1000)
+            .map(|_| (G1Projective::generator() * Scalar::random(&mut rng)).into())
+            .collect();
+        let scalars: Vec<Scalar> = (0..1000).map(|_| Scalar::random(&mut rng)).collect();
+        let whole = msm(&bases, &scalars).unwrap();
+        for chunk in [1, 7, 333, 999, 1000, 4096] {
+            let uploads = std::sync::atomic::AtomicUsize::new(0);
+            let sum = chunked_sum(
+                &bases,
+                &scalars,
+                chunk,
+                |part| {
+                    uploads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    Ok(part.to_vec())
+                },
+                |part: &Vec<G1Affine>, scalars| msm(part, scalars),
+            )
+            .unwrap();
+            assert_eq!(sum, whole, "chunks of {chunk}");
+            assert_eq!(uploads.into_inner(), 1000usize.div_ceil(chunk));
+        }
+    }
+
+    #[test]
+    fn an_error_on_either_side_stops_the_sum() {
+        let bases = vec![G1Affine::generator(); 100];
+        let scalars = vec![Scalar::ONE; 100];
+        let failing_upload = chunked_sum(
+            &bases,
+            &scalars,
+            10,
+            |part: &[G1Affine]| {
+                if part.as_ptr() == bases[50..].as_ptr() {
+                    return Err(GpuError::Native("upload failed".into()).into());
+                }
+                Ok(part.to_vec())
+            },
+            |part: &Vec<G1Affine>, scalars| msm(part, scalars),
+        );
+        assert!(
+            matches!(failing_upload, Err(Error::Gpu(GpuError::Native(m))) if m == "upload failed")
+        );
+        let mut sums = 0;
+        let failing_sum = chunked_sum(
+            &bases,
+            &scalars,
+            10,
+            |part| Ok(part.to_vec()),
+            |part: &Vec<G1Affine>, scalars| {
+                sums += 1;
+                if sums == 3 {
+                    return Err(GpuError::Native("sum failed".into()).into());
+                }
+                msm(part, scalars)
+            },
+        );
+        assert!(matches!(failing_sum, Err(Error::Gpu(GpuError::Native(m))) if m == "sum failed"));
+        assert_eq!(sums, 3, "no sum after the failing one");
+        let mismatched = cpu_chunked(&bases, &scalars[1..], 10);
+        assert!(matches!(mismatched, Err(Error::LengthMismatch { .. })));
+    }
+
+    #[test]
+    fn streamed_sums_give_the_cpu_provers_proof() {
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        let blank = Mixed {
+            values: vec![None; 300],
+        };
+        let key = generate_random_parameters(blank, &mut rng).unwrap();
+        let assignment = synthesize(Mixed {
+            values: values(300, &mut rng),
+        })
+        .unwrap();
+        assert!(
+            assignment.a_aux_density.total() < assignment.aux.len()
+                && assignment.b_aux_density.total() < assignment.aux.len(),
+            "the densities leave points out"
+        );
+        let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+        let domain = Domain::new(assignment.num_constraints()).unwrap();
+        let h = compute_h(&domain, &assignment.a, &assignment.b, &assignment.c);
+        for chunk in [1, 64, 257, 100_000] {
+            let sums = streamed_sums(
+                &key,
+                &assignment,
+                &h,
+                &|bases, scalars| cpu_chunked(bases, scalars, chunk),
+                &|bases, scalars| cpu_chunked(bases, scalars, chunk),
+            )
+            .unwrap();
+            assert_eq!(
+                assemble(&key.vk, &sums, r, s),
+                prove(&key, &assignment, r, s).unwrap(),
+                "chunks of {chunk}"
+            );
+        }
+    }
+
+    #[test]
+    fn chunks_fill_a_quarter_of_what_is_free_within_bounds() {
+        assert_eq!(chunk_points(RESERVE_BYTES + (4 << 30), 96), (1 << 30) / 96);
+        assert_eq!(chunk_points(0, 96), FEWEST_CHUNK_POINTS);
+        assert_eq!(chunk_points(u64::MAX, 192), MOST_CHUNK_POINTS);
+    }
+}

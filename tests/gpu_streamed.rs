@@ -1,0 +1,150 @@
+//! Proofs with the key streamed to the device a chunk at a time (a key too
+//! large to be resident): the CPU prover's bytes for chunks that do not
+//! divide the queries, with the H polynomial on the device or the CPU,
+//! and the bellperson-shaped functions stream a key that no device can
+//! hold instead of proving on the CPU. Without a device every test prints
+//! that it skipped.
+#![cfg(feature = "cuda")]
+
+#[path = "common/circuits.rs"]
+mod circuits;
+#[path = "common/gpu.rs"]
+mod gpu;
+#[path = "common/prover_checks.rs"]
+mod prover_checks;
+
+use blstrs::Scalar;
+use circuits::*;
+use ff::Field;
+use groth16_gpu::backend::cuda::{reserve_device_memory, DeviceReservation};
+use groth16_gpu::device::DeviceMutex;
+use groth16_gpu::groth16::gpu::{
+    proofs_by_device, prove_streamed, release_resident_keys, resident_keys,
+    set_stream_chunk_points_for_tests, GpuProvingKey,
+};
+use groth16_gpu::groth16::prove;
+use groth16_gpu::synthesis::synthesize;
+use groth16_gpu::{create_proof_batch, generate_random_parameters, Error};
+use prover_checks::{bellperson_accepts, circuit_of, field_heavy, fresh_rng, key_and_assignment};
+
+#[test]
+fn streamed_proofs_are_the_cpu_provers() {
+    // Exclusive: the chunk size is set for the whole process.
+    let _memory = gpu::exclusive_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let guard = devices[0].lock();
+    let mut rng = fresh_rng();
+    // Chunks of one point, of a size that divides no query, and chosen
+    // from free memory (one chunk a query here).
+    for (steps, chunk) in [
+        (100, Some(1)),
+        ((1 << 12) - 3, Some(1000)),
+        ((1 << 16) - 3, Some(4099)),
+        ((1 << 16) - 3, None),
+    ] {
+        let (key, assignment) = field_heavy(steps, &mut rng);
+        let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+        set_stream_chunk_points_for_tests(chunk);
+        let proof = prove_streamed(&guard, &key, &assignment, r, s);
+        set_stream_chunk_points_for_tests(None);
+        let expected = prove(&key, &assignment, r, s).unwrap();
+        assert_eq!(proof.unwrap(), expected, "{steps} steps, chunks {chunk:?}");
+    }
+    // Queries that leave points out (a value only in C, many inputs),
+    // r = s = 0, and 0/1 witnesses.
+    let values = random_scalars(40, &mut rng);
+    let circuit = ManyInputs { values };
+    let inputs = circuit.public_inputs();
+    let blank = ManyInputs {
+        values: vec![None; 40],
+    };
+    let (key, assignment) = key_and_assignment(blank, circuit, &mut rng);
+    set_stream_chunk_points_for_tests(Some(7));
+    let proof = prove_streamed(&guard, &key, &assignment, Scalar::ZERO, Scalar::ZERO).unwrap();
+    let boolean = BooleanHeavy::random(3000, &mut rng);
+    let boolean_key = generate_random_parameters(
+        BooleanHeavy {
+            num_bits: 3000,
+            bits: None,
+        },
+        &mut rng,
+    )
+    .unwrap();
+    let boolean_assignment = synthesize(boolean.clone()).unwrap();
+    let (r, s) = (Scalar::ONE, -Scalar::ONE);
+    let boolean_proof = prove_streamed(&guard, &boolean_key, &boolean_assignment, r, s);
+    set_stream_chunk_points_for_tests(None);
+    assert_eq!(
+        proof,
+        prove(&key, &assignment, Scalar::ZERO, Scalar::ZERO).unwrap()
+    );
+    assert!(bellperson_accepts(&key.vk, &proof, &inputs));
+    let boolean_proof = boolean_proof.unwrap();
+    assert_eq!(
+        boolean_proof,
+        prove(&boolean_key, &boolean_assignment, r, s).unwrap()
+    );
+    assert!(bellperson_accepts(
+        &boolean_key.vk,
+        &boolean_proof,
+        &boolean.public_inputs()
+    ));
+    // A key made for another circuit is refused before any work.
+    let (other_key, _) = field_heavy(50, &mut rng);
+    assert!(matches!(
+        prove_streamed(&guard, &other_key, &assignment, Scalar::ONE, Scalar::ONE),
+        Err(Error::KeyMismatch { .. })
+    ));
+}
+
+/// Holds all but `left` bytes of every shared device's memory.
+fn leave_free(devices: &[DeviceMutex], left: u64) -> Vec<DeviceReservation> {
+    devices
+        .iter()
+        .map(|device| {
+            let guard = device.lock();
+            let free = guard.device().free_memory().unwrap();
+            reserve_device_memory(&guard, free.saturating_sub(left)).expect("reserve")
+        })
+        .collect()
+}
+
+#[test]
+fn a_key_no_device_can_hold_is_streamed_not_proved_on_the_cpu() {
+    let _memory = gpu::exclusive_device_memory();
+    if gpu::devices_or_skip().is_none() {
+        return;
+    }
+    let devices = DeviceMutex::shared().expect("the shared devices");
+    release_resident_keys();
+    let mut rng = fresh_rng();
+    let steps = (1 << 16) - 3;
+    let (key, _) = field_heavy(steps, &mut rng);
+    let circuits: Vec<_> = (0..3)
+        .map(|_| circuit_of(steps, Scalar::random(&mut rng)))
+        .collect();
+    let r_s: Vec<Scalar> = (0..3).map(|_| Scalar::random(&mut rng)).collect();
+    let s_s: Vec<Scalar> = (0..3).map(|_| Scalar::random(&mut rng)).collect();
+    // Half the key's points and one proof's memory free: too little to
+    // upload it, enough for chunks (and the H polynomial on the CPU).
+    let left = GpuProvingKey::required_bytes(&key) / 2;
+    let before: u64 = proofs_by_device().iter().sum();
+    let reservations = leave_free(devices, left);
+    let proofs = create_proof_batch(circuits.clone(), &key, r_s.clone(), s_s.clone());
+    let made = proofs_by_device().iter().sum::<u64>() - before;
+    let kept = resident_keys();
+    drop(reservations);
+    println!(
+        "3 streamed proofs with {} MiB free: {made} on the devices",
+        left >> 20
+    );
+    assert_eq!(made, 3, "every proof on a device, none on the CPU");
+    assert_eq!(kept, 0, "no key resident");
+    for (k, proof) in proofs.expect("streamed proofs").iter().enumerate() {
+        let assignment = synthesize(circuits[k].clone()).unwrap();
+        let expected = prove(&key, &assignment, r_s[k], s_s[k]).unwrap();
+        assert_eq!(proof, &expected, "proof {k}");
+    }
+}
