@@ -9,6 +9,8 @@
 #           (with $REPEATS set, every prove run times that many single
 #           proofs, best and median, instead of 3: runs of one build spread
 #           ~50 ms at 2^24, so ten say more than three, for ~10 s a run)
+#   streamed  gpu_streamed at $STREAMED_SIZES (default "16 20 22"): a key
+#           resident against the same key streamed a chunk at a time
 #   msm     gpu_msm $MSM_ARGS (default "22 20 16")
 #   copysweep  gpu_msm --copies-sweep $SWEEP_LOGS (default "22 22"): MSMs
 #           without and with shifted copies of their bases, side by side
@@ -114,6 +116,10 @@ for step in ${STEPS:-tests porep}; do
       for size in ${PROVE_SIZES:-20 22}; do
         run "prove $size" 300 "$bundle/bin/examples/prove" --size "$size" --circuit field --split --proofs 3 "${repeats[@]}"
       done
+      ;;
+    streamed)
+      # shellcheck disable=SC2086 # the sizes are split on purpose
+      run streamed 300 "$bundle/bin/examples/gpu_streamed" ${STREAMED_SIZES:-16 20 22}
       ;;
     msm)
       # shellcheck disable=SC2086 # the sizes are split on purpose

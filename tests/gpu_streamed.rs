@@ -13,10 +13,10 @@ mod gpu;
 #[path = "common/prover_checks.rs"]
 mod prover_checks;
 
-use blstrs::Scalar;
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use circuits::*;
 use ff::Field;
-use groth16_gpu::backend::cuda::{reserve_device_memory, DeviceReservation};
+use groth16_gpu::backend::cuda::{reserve_device_memory, DeviceReservation, PointStaging};
 use groth16_gpu::device::DeviceMutex;
 use groth16_gpu::groth16::gpu::{
     proofs_by_device, prove_streamed, release_resident_keys, resident_keys,
@@ -25,6 +25,7 @@ use groth16_gpu::groth16::gpu::{
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::synthesize;
 use groth16_gpu::{create_proof_batch, generate_random_parameters, Error};
+use group::{Curve, Group};
 use prover_checks::{bellperson_accepts, circuit_of, field_heavy, fresh_rng, key_and_assignment};
 
 #[test]
@@ -97,6 +98,36 @@ fn streamed_proofs_are_the_cpu_provers() {
         prove_streamed(&guard, &other_key, &assignment, Scalar::ONE, Scalar::ONE),
         Err(Error::KeyMismatch { .. })
     ));
+}
+
+#[test]
+fn staged_points_are_the_points_in_page_locked_memory() {
+    let _memory = gpu::shared_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let guard = devices[0].lock();
+    let mut rng = fresh_rng();
+    let g1: Vec<G1Affine> = (0..5000)
+        .map(|_| (G1Projective::generator() * Scalar::random(&mut rng)).to_affine())
+        .collect();
+    let g2: Vec<G2Affine> = (0..3000)
+        .map(|_| (G2Projective::generator() * Scalar::random(&mut rng)).to_affine())
+        .collect();
+    // Room for 5000 G1 points: 2500 G2 points.
+    let mut staging = PointStaging::new(&guard, 5000 * 96);
+    assert!(staging.is_pinned(), "the system refused to lock 480 kB");
+    assert_eq!(
+        (staging.points::<G1Affine>(), staging.points::<G2Affine>()),
+        (5000, 2500)
+    );
+    assert_eq!(staging.stage(&g1[..]), &g1[..]);
+    assert_eq!(staging.stage(&g2[..2500]), &g2[..2500]);
+    assert_eq!(staging.stage(&g1[17..20]), &g1[17..20]);
+    let too_many = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        staging.stage(&g2[..]).len()
+    }));
+    assert!(too_many.is_err(), "3000 G2 points do not fit");
 }
 
 /// Holds all but `left` bytes of every shared device's memory.

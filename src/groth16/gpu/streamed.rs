@@ -12,10 +12,11 @@ use std::time::Instant;
 use blstrs::{G1Affine, G2Affine, Scalar};
 use group::prime::PrimeCurveAffine;
 use group::Group;
+use parking_lot::Mutex;
 
 use super::key::{ensure_free_memory, h_polynomial_bytes};
 use crate::backend::cpu::{compute_h, Domain};
-use crate::backend::cuda::{h_polynomial, GpuCurve, ResidentBases};
+use crate::backend::cuda::{h_polynomial, GpuCurve, PointStaging, ResidentBases};
 use crate::device::{DeviceGuard, DeviceMutex, GpuError};
 use crate::groth16::prover::{assemble, check_delta, check_key_fits, KeySizes, MsmSums};
 use crate::groth16::Proof;
@@ -26,15 +27,20 @@ use crate::Error;
 /// Device memory left aside beside the chunks: the MSM's scalars and
 /// scratch for one chunk, CUDA's own allocations.
 const RESERVE_BYTES: u64 = 768 << 20;
-/// The most points of one chunk: larger ones gain little per MSM and hold
-/// up the first chunk's sum.
-const MOST_CHUNK_POINTS: usize = 1 << 25;
-/// The fewest: below this the MSM's fixed costs dominate; where even these
-/// do not fit, the upload's out-of-memory error says so.
+/// Page-locked host memory that stages one chunk: 2.8M G2 points, 5.6M G1.
+const STAGING_BYTES: usize = 512 << 20;
+/// The fewest chunks a query is cut into, so that its uploads run beside
+/// its sums.
+const FEWEST_CHUNKS: usize = 4;
+/// The fewest points of a chunk: below this the MSM's fixed costs dominate;
+/// where even these do not fit, the upload's out-of-memory error says so.
 const FEWEST_CHUNK_POINTS: usize = 1 << 12;
 
 /// Chunk size forced by a test (0: chosen from free memory).
 static FORCED_CHUNK_POINTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Staging buffers not in use, kept for the next streamed proofs.
+static STAGING: Mutex<Vec<PointStaging>> = Mutex::new(Vec::new());
 
 /// Makes every later streamed proof in this process cut its queries into
 /// chunks of `points` (`None`: chosen from the device's free memory), so
@@ -45,14 +51,18 @@ pub fn set_stream_chunk_points_for_tests(points: Option<usize>) {
     FORCED_CHUNK_POINTS.store(points.unwrap_or(0), Ordering::Relaxed);
 }
 
-/// Points of `point_bytes` each in one chunk, given `free` device bytes:
-/// three chunks live at once (one summed, one waiting, one crossing the
-/// bus) beside [`RESERVE_BYTES`] and a quarter of what is left for the
-/// MSM's own working memory.
-fn chunk_points(free: u64, point_bytes: u64) -> usize {
+/// Points in one chunk of a query of `len` points of `point_bytes` each,
+/// given `free` device bytes and `staged` points of room in the staging
+/// buffer: three chunks live at once (one summed, one waiting, one crossing
+/// the bus) beside [`RESERVE_BYTES`] and a quarter of what is left for the
+/// MSM's own working memory; at least [`FEWEST_CHUNKS`] a query.
+fn chunk_points(free: u64, point_bytes: u64, len: usize, staged: usize) -> usize {
     let for_chunks = free.saturating_sub(RESERVE_BYTES) / 4;
-    let points = (for_chunks / point_bytes.max(1)).min(MOST_CHUNK_POINTS as u64) as usize;
-    points.max(FEWEST_CHUNK_POINTS)
+    let fitting = (for_chunks / point_bytes.max(1)).min(usize::MAX as u64) as usize;
+    fitting
+        .min(staged)
+        .min(len.div_ceil(FEWEST_CHUNKS))
+        .max(FEWEST_CHUNK_POINTS)
 }
 
 /// Proves `assignment` with `key` on the guard's device without making the
@@ -76,13 +86,21 @@ pub fn prove_streamed(
     let h = h_coefficients(guard, &domain, &KeySizes::of(key), assignment)?;
     let h_done = started.elapsed();
     let uploads = DeviceMutex::new(guard.device().duplicate()?);
+    let staging = Mutex::new(
+        STAGING
+            .lock()
+            .pop()
+            .unwrap_or_else(|| PointStaging::new(guard, STAGING_BYTES)),
+    );
     let sums = streamed_sums(
         key,
         assignment,
         &h,
-        &|bases, scalars| device_msm(guard, &uploads, bases, scalars),
-        &|bases, scalars| device_msm(guard, &uploads, bases, scalars),
-    )?;
+        &|bases, scalars| device_msm(guard, &uploads, &mut staging.lock(), bases, scalars),
+        &|bases, scalars| device_msm(guard, &uploads, &mut staging.lock(), bases, scalars),
+    );
+    STAGING.lock().push(staging.into_inner());
+    let sums = sums?;
     log::debug!(
         "streamed proof on GPU {}: H polynomial {:.3} s, MSMs {:.3} s",
         guard.device().ordinal(),
@@ -111,23 +129,26 @@ fn h_coefficients(
 }
 
 /// Σ scalars·bases on the guard's device, a chunk at a time: each chunk
-/// uploaded through `uploads` (a second handle to the device, so the copy
-/// runs beside the sum) while the chunk before it is summed.
+/// copied into `staging` and uploaded from there through `uploads` (a
+/// second handle to the device, so the copy runs beside the sum) while the
+/// chunk before it is summed.
 fn device_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     uploads: &DeviceMutex,
+    staging: &mut PointStaging,
     bases: &[G],
     scalars: &[Scalar],
 ) -> Result<G::Curve, Error>
 where
     G::Curve: Send + Sync,
 {
+    let room = staging.points::<G>();
     let chunk = match FORCED_CHUNK_POINTS.load(Ordering::Relaxed) {
-        0 => chunk_points(
-            guard.device().free_memory()?,
-            std::mem::size_of::<G>() as u64,
-        ),
-        forced => forced,
+        0 => {
+            let free = guard.device().free_memory()?;
+            chunk_points(free, std::mem::size_of::<G>() as u64, bases.len(), room)
+        }
+        forced => forced.min(room),
     };
     // The scalars go by the driver's copy: pinned slots made per chunk's
     // bases would cost more than they save.
@@ -135,7 +156,7 @@ where
         bases,
         scalars,
         chunk,
-        |part| Ok(ResidentBases::upload(&uploads.lock(), part)?),
+        |part| Ok(ResidentBases::upload(&uploads.lock(), staging.stage(part))?),
         |resident, part| Ok(resident.msm_range_direct(guard, 0, part)?),
     )
 }
@@ -409,8 +430,14 @@ mod tests {
 
     #[test]
     fn chunks_fill_a_quarter_of_what_is_free_within_bounds() {
-        assert_eq!(chunk_points(RESERVE_BYTES + (4 << 30), 96), (1 << 30) / 96);
-        assert_eq!(chunk_points(0, 96), FEWEST_CHUNK_POINTS);
-        assert_eq!(chunk_points(u64::MAX, 192), MOST_CHUNK_POINTS);
+        let (len, room) = (1 << 30, 1 << 30);
+        let free = RESERVE_BYTES + (4 << 30);
+        assert_eq!(chunk_points(free, 96, len, room), (1 << 30) / 96);
+        // Never fewer than FEWEST_CHUNK_POINTS, never more than the
+        // staging holds, at least FEWEST_CHUNKS a query.
+        assert_eq!(chunk_points(0, 96, len, room), FEWEST_CHUNK_POINTS);
+        assert_eq!(chunk_points(u64::MAX, 192, len, 5000), 5000);
+        assert_eq!(chunk_points(u64::MAX, 192, 1 << 22, room), 1 << 20);
+        assert_eq!(chunk_points(u64::MAX, 192, 1000, room), FEWEST_CHUNK_POINTS);
     }
 }
