@@ -1,9 +1,9 @@
 //! Proofs with the key streamed to the device a chunk at a time (a key too
 //! large to be resident): the CPU prover's bytes for chunks that do not
 //! divide the queries, with the H polynomial on the device or the CPU,
-//! and the bellperson-shaped functions stream a key that no device can
-//! hold instead of proving on the CPU. Without a device every test prints
-//! that it skipped.
+//! and the bellperson-shaped functions and the prover pool stream a key
+//! that no device can hold instead of proving on the CPU. Without a device
+//! every test prints that it skipped.
 #![cfg(feature = "cuda")]
 
 #[path = "common/circuits.rs"]
@@ -24,9 +24,10 @@ use groth16_gpu::groth16::gpu::{
 };
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::synthesize;
-use groth16_gpu::{create_proof_batch, generate_random_parameters, Error};
+use groth16_gpu::{create_proof_batch, generate_random_parameters, Error, ProverPool};
 use group::{Curve, Group};
 use prover_checks::{bellperson_accepts, circuit_of, field_heavy, fresh_rng, key_and_assignment};
+use std::sync::Arc;
 
 #[test]
 fn streamed_proofs_are_the_cpu_provers() {
@@ -177,5 +178,52 @@ fn a_key_no_device_can_hold_is_streamed_not_proved_on_the_cpu() {
         let assignment = synthesize(circuits[k].clone()).unwrap();
         let expected = prove(&key, &assignment, r_s[k], s_s[k]).unwrap();
         assert_eq!(proof, &expected, "proof {k}");
+    }
+}
+
+#[test]
+fn a_pool_streams_a_key_its_device_cannot_hold() {
+    let _memory = gpu::exclusive_device_memory();
+    if gpu::devices_or_skip().is_none() {
+        return;
+    }
+    let devices = DeviceMutex::shared().expect("the shared devices");
+    let mut rng = fresh_rng();
+    let steps = (1 << 15) - 3;
+    let (key, _) = field_heavy(steps, &mut rng);
+    let key = Arc::new(key);
+    let circuits: Vec<_> = (0..2)
+        .map(|_| circuit_of(steps, Scalar::random(&mut rng)))
+        .collect();
+    let (r_s, s_s): (Vec<Scalar>, Vec<Scalar>) = (0..2)
+        .map(|_| (Scalar::random(&mut rng), Scalar::random(&mut rng)))
+        .unzip();
+    let pool = ProverPool::gpus(&[0]).unwrap();
+    let reservations = leave_free(&devices[..1], GpuProvingKey::required_bytes(&key) / 2);
+    let proofs = pool.prove_circuits(&key, None, circuits.clone(), r_s.clone(), s_s.clone());
+    drop(reservations);
+    let stats = &pool.stats()[0];
+    println!(
+        "pool, key streamed: {} proofs, {} key uploads, {} MiB crossed, {} failures",
+        stats.proofs,
+        stats.key_uploads,
+        stats.bytes_uploaded >> 20,
+        stats.failures
+    );
+    assert_eq!((stats.proofs, stats.key_uploads, stats.failures), (2, 0, 0));
+    // FieldHeavy: a row per step and one per public input (two).
+    let inputs = 3 * 32 * (steps as u64 + 2).next_power_of_two();
+    assert_eq!(
+        stats.bytes_uploaded,
+        2 * (GpuProvingKey::points_bytes(&key) + inputs),
+        "each proof moves the key's points and its a, b, c"
+    );
+    for (k, proof) in proofs.expect("pool proofs").iter().enumerate() {
+        let assignment = synthesize(circuits[k].clone()).unwrap();
+        assert_eq!(
+            proof,
+            &prove(&key, &assignment, r_s[k], s_s[k]).unwrap(),
+            "proof {k}"
+        );
     }
 }

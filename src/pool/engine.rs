@@ -26,7 +26,8 @@ pub(super) enum Engine {
 
 /// A job an engine has started; the same engine finishes it.
 pub(super) enum Started {
-    /// Proved already: the CPU proves in one go.
+    /// Proved already: the CPU proves in one go, and so does a GPU that
+    /// streams a key too large for it.
     Done(Box<Proved>),
     /// Running on the device.
     #[cfg(feature = "cuda")]
@@ -67,7 +68,7 @@ impl Engine {
                 })))
             }
             #[cfg(feature = "cuda")]
-            Engine::Gpu(gpu) => gpu.start(work, priority).map(Started::Gpu),
+            Engine::Gpu(gpu) => gpu.start(work, priority),
         }
     }
 

@@ -4,13 +4,15 @@
 use std::sync::Arc;
 
 use crate::device::{DeviceGuard, DeviceMutex};
-use crate::groth16::gpu::{finish_proof, lock_at, start_proof, GpuProvingKey, PendingProof};
+use crate::groth16::gpu::{
+    finish_proof, lock_at, prove_streamed, start_proof, GpuProvingKey, PendingProof,
+};
 use crate::groth16::Priority;
 use crate::params::ProvingKey;
 use crate::synthesis::Assignment;
 use crate::Error;
 
-use super::engine::Proved;
+use super::engine::{Proved, Started};
 use super::queue::Work;
 
 /// At most this many proving keys stay resident on one device; a further
@@ -104,8 +106,9 @@ impl GpuEngine {
     /// Starts `work` on the device, locked while starting only (other users
     /// of the shared devices take turns with the pool): the key made
     /// resident if it is not, the proof's inputs uploaded and its GPU work
-    /// left running.
-    pub fn start(&mut self, work: &Work, priority: Priority) -> Result<InFlight, Error> {
+    /// left running. A key too large for the device even alone is streamed
+    /// to it instead, and the proof comes back done.
+    pub fn start(&mut self, work: &Work, priority: Priority) -> Result<Started, Error> {
         let result = self.start_locked(work, priority);
         self.forget_keys_after(&result);
         result
@@ -135,9 +138,22 @@ impl GpuEngine {
         }
     }
 
-    fn start_locked(&mut self, work: &Work, priority: Priority) -> Result<InFlight, Error> {
+    fn start_locked(&mut self, work: &Work, priority: Priority) -> Result<Started, Error> {
         let guard = lock_at(self.device, priority);
-        let (resident, uploaded) = self.keys.get_or_upload(&guard, &work.key)?;
+        let (resident, uploaded) = match self.keys.get_or_upload(&guard, &work.key) {
+            // No room even alone: the job streams the key's points.
+            Err(Error::Gpu(error)) if error.is_out_of_memory() => {
+                log::warn!("{error}; streaming the key's points for this job");
+                let proof = prove_streamed(&guard, &work.key, &work.assignment, work.r, work.s)?;
+                return Ok(Started::Done(Box::new(Proved {
+                    proof,
+                    bytes_uploaded: GpuProvingKey::points_bytes(&work.key)
+                        + input_bytes(&work.assignment),
+                    key_uploads: 0,
+                })));
+            }
+            other => other?,
+        };
         let start = |resident: &GpuProvingKey| {
             start_proof(&guard, resident, &work.assignment, work.r, work.s)
         };
@@ -151,12 +167,12 @@ impl GpuEngine {
             other => other?,
         };
         let key_bytes = if uploaded { resident.device_bytes() } else { 0 };
-        Ok(InFlight {
+        Ok(Started::Gpu(InFlight {
             pending,
             priority,
             bytes_uploaded: key_bytes + input_bytes(&work.assignment),
             key_uploads: u64::from(uploaded),
-        })
+        }))
     }
 }
 
