@@ -231,8 +231,7 @@ impl<'k> GpuSession<'k> {
                     // One proof at a time: the chunks take the memory.
                     let assignment = batch.shape.assign(witness.clone())?;
                     let proof = prove_streamed(&self.guard, key, &assignment, r, s)?;
-                    share.in_hand.retain(|&taken| taken != index);
-                    share.made.push((index, proof));
+                    share.record(index, proof);
                     continue;
                 }
             };
@@ -291,11 +290,15 @@ impl Share {
     /// Finishes the proof in flight, if any.
     fn finish_in_flight(&mut self, guard: &DeviceGuard<'_>) -> Result<(), Error> {
         if let Some((index, pending)) = self.in_flight.take() {
-            let proof = finish_proof(guard, pending)?;
-            self.in_hand.retain(|&taken| taken != index);
-            self.made.push((index, proof));
+            self.record(index, finish_proof(guard, pending)?);
         }
         Ok(())
+    }
+
+    /// Witness `index` proved: made, no longer in hand.
+    fn record(&mut self, index: usize, proof: Proof) {
+        self.in_hand.retain(|&taken| taken != index);
+        self.made.push((index, proof));
     }
 }
 

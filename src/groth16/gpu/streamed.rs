@@ -58,7 +58,7 @@ pub fn set_stream_chunk_points_for_tests(points: Option<usize>) {
 /// MSM's own working memory; at least [`FEWEST_CHUNKS`] a query.
 fn chunk_points(free: u64, point_bytes: u64, len: usize, staged: usize) -> usize {
     let for_chunks = free.saturating_sub(RESERVE_BYTES) / 4;
-    let fitting = (for_chunks / point_bytes.max(1)).min(usize::MAX as u64) as usize;
+    let fitting = usize::try_from(for_chunks / point_bytes.max(1)).unwrap_or(usize::MAX);
     fitting
         .min(staged)
         .min(len.div_ceil(FEWEST_CHUNKS))
@@ -201,7 +201,7 @@ pub(super) fn chunked_sum<B: Sync, C: Send, S: Group>(
     bases: &[B],
     scalars: &[Scalar],
     chunk: usize,
-    upload: impl FnMut(&[B]) -> Result<C, Error> + Send,
+    mut upload: impl FnMut(&[B]) -> Result<C, Error> + Send,
     mut sum: impl FnMut(&C, &[Scalar]) -> Result<S, Error>,
 ) -> Result<S, Error> {
     if bases.len() != scalars.len() {
@@ -214,7 +214,6 @@ pub(super) fn chunked_sum<B: Sync, C: Send, S: Group>(
     std::thread::scope(|scope| {
         // One chunk waits here while the next is uploaded.
         let (send, chunks) = mpsc::sync_channel::<C>(1);
-        let mut upload = upload;
         let uploader = scope.spawn(move || -> Result<(), Error> {
             for part in bases.chunks(chunk) {
                 if send.send(upload(part)?).is_err() {
