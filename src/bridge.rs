@@ -76,6 +76,16 @@ pub(crate) mod ffi {
             words: *const u64,
             len: usize,
         ) -> Result<UniquePtr<MsmBases>>;
+        /// Copies `len` affine points into `bases`' allocation in place of
+        /// its points (no shifted copies, `len` within its capacity).
+        unsafe fn refill_msm_bases(
+            device: &GpuDevice,
+            bases: Pin<&mut MsmBases>,
+            words: *const u64,
+            len: usize,
+        ) -> Result<()>;
+        /// Points `bases`' allocation has room for.
+        fn capacity(self: &MsmBases) -> usize;
         /// New bases: `bases`' points and their shifted copies for
         /// `bits`-bit windows (0: chosen by their number), `copies` in all
         /// (0: one per window; else 2..=windows).

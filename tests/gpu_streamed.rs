@@ -16,7 +16,9 @@ mod prover_checks;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use circuits::*;
 use ff::Field;
-use groth16_gpu::backend::cuda::{reserve_device_memory, DeviceReservation, PointStaging};
+use groth16_gpu::backend::cuda::{
+    reserve_device_memory, DeviceReservation, PointStaging, ResidentBases,
+};
 use groth16_gpu::device::DeviceMutex;
 use groth16_gpu::groth16::gpu::{
     proofs_by_device, prove_streamed, release_resident_keys, resident_keys,
@@ -25,6 +27,7 @@ use groth16_gpu::groth16::gpu::{
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::synthesize;
 use groth16_gpu::{create_proof_batch, generate_random_parameters, Error, ProverPool};
+use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
 use prover_checks::{bellperson_accepts, circuit_of, field_heavy, fresh_rng, key_and_assignment};
 use std::sync::Arc;
@@ -129,6 +132,51 @@ fn staged_points_are_the_points_in_page_locked_memory() {
         staging.stage(&g2[..]).len()
     }));
     assert!(too_many.is_err(), "3000 G2 points do not fit");
+}
+
+#[test]
+fn refilled_bases_sum_as_new_ones() {
+    let _memory = gpu::shared_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let guard = devices[0].lock();
+    let mut rng = fresh_rng();
+    let g2: Vec<G2Affine> = (0..1000)
+        .map(|_| (G2Projective::generator() * Scalar::random(&mut rng)).to_affine())
+        .collect();
+    let mut scalars: Vec<Scalar> = (0..1000).map(|_| Scalar::random(&mut rng)).collect();
+    scalars[..4].copy_from_slice(&[Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::ONE]);
+    let cpu = |bases: &[G2Affine], scalars: &[Scalar]| {
+        bases
+            .iter()
+            .zip(scalars)
+            .map(|(base, scalar)| base * scalar)
+            .sum::<G2Projective>()
+    };
+    let mut resident = ResidentBases::upload(&guard, &g2[..1000]).unwrap();
+    assert_eq!(resident.capacity(), 1000);
+    // Fewer points, repeated ones and the identity, in the same memory.
+    let mut others = g2[500..].to_vec();
+    others.extend_from_slice(&[g2[3], g2[3], G2Affine::identity()]);
+    resident.refill(&guard, &others).unwrap();
+    assert_eq!((resident.len(), resident.capacity()), (503, 1000));
+    assert_eq!(
+        resident.msm(&guard, &scalars[..503]).unwrap(),
+        cpu(&others, &scalars[..503])
+    );
+    // More than it has room for: refused, the points left as they were.
+    assert!(
+        resident.refill(&guard, &g2[..]).is_ok(),
+        "room for exactly 1000"
+    );
+    let too_many: Vec<G2Affine> = g2.iter().chain(&g2[..1]).copied().collect();
+    assert!(resident.refill(&guard, &too_many).is_err());
+    assert_eq!(resident.msm(&guard, &scalars).unwrap(), cpu(&g2, &scalars));
+    // Bases with shifted copies would keep stale copies: refused.
+    let mut copied = ResidentBases::upload(&guard, &g2[..64]).unwrap();
+    copied.precompute(&guard, Some(16)).unwrap();
+    assert!(copied.refill(&guard, &g2[..10]).is_err());
 }
 
 /// Holds all but `left` bytes of every shared device's memory.

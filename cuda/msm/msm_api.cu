@@ -17,6 +17,7 @@ MsmBases::MsmBases(int ordinal, bool g2, size_t len, void* points, uint32_t copi
     : ordinal_(ordinal),
       g2_(g2),
       len_(len),
+      capacity_(len),
       points_(points),
       copies_(copies),
       copy_bits_(copy_bits) {}
@@ -94,24 +95,53 @@ void* device_alloc(size_t bytes, const char* what) {
 
 }  // namespace
 
+namespace {
+
+/// Copies `bytes` from the host to `points` on the current device, complete
+/// on return. Not a plain cudaMemcpy: from pageable memory it may return
+/// once the bytes are staged, before the DMA lands, and the MSM kernels run
+/// on non-blocking streams that do not wait for the legacy default stream
+/// (a batch addition launched right after the upload read bases not yet
+/// there). The copy is complete when this stream is synchronized.
+void copy_points_to_device(void* points, const uint64_t* words, size_t bytes) {
+  if (bytes == 0) return;
+  msm::ScopedStream stream;
+  G16_CUDA_CHECK(
+      cudaMemcpyAsync(points, words, bytes, cudaMemcpyHostToDevice, stream.stream));
+  G16_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
+}
+
+size_t point_bytes(bool g2) { return g2 ? 192 : 96; }
+
+}  // namespace
+
 std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
                                            const uint64_t* words, size_t len) {
   G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
-  size_t bytes = len * (g2 ? 192 : 96);
+  size_t bytes = len * point_bytes(g2);
   auto bases = std::make_unique<MsmBases>(device.cuda_ordinal(), g2, len,
                                           device_alloc(bytes, "resident MSM bases"));
-  if (bytes > 0) {
-    // Not a plain cudaMemcpy: from pageable memory it may return once the
-    // bytes are staged, before the DMA lands, and the MSM kernels run on
-    // non-blocking streams that do not wait for the legacy default stream
-    // (a batch addition launched right after the upload read bases not yet
-    // there). The copy is complete when this stream is synchronized.
-    msm::ScopedStream stream;
-    G16_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(bases->points()), words, bytes,
-                                   cudaMemcpyHostToDevice, stream.stream));
-    G16_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
-  }
+  copy_points_to_device(const_cast<void*>(bases->points()), words, bytes);
   return bases;
+}
+
+void MsmBases::refill(const uint64_t* words, size_t len) {
+  if (copies_ > 1) throw std::invalid_argument("refilling MSM bases that hold shifted copies");
+  if (len > capacity_) {
+    throw std::invalid_argument("refilling MSM bases with " + std::to_string(len) +
+                                " points, room for " + std::to_string(capacity_));
+  }
+  // Empty until the copy lands: a failed copy leaves no mix of old and new.
+  len_ = 0;
+  copy_points_to_device(points_, words, len * point_bytes(g2_));
+  len_ = len;
+}
+
+void refill_msm_bases(const GpuDevice& device, MsmBases& bases, const uint64_t* words,
+                      size_t len) {
+  require_on_device(device, bases.ordinal(), "MSM bases");
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  bases.refill(words, len);
 }
 
 namespace {
@@ -159,8 +189,7 @@ std::unique_ptr<MsmBases> precompute_msm_bases(const GpuDevice& device, const Ms
                                 std::to_string(bases.len()) + " bases pass 2^31 points");
   }
   G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
-  size_t point_bytes = bases.is_g2() ? 192 : 96;
-  size_t bytes = bases.len() * point_bytes;
+  size_t bytes = bases.len() * point_bytes(bases.is_g2());
   auto copied = std::make_unique<MsmBases>(device.cuda_ordinal(), bases.is_g2(), bases.len(),
                                            device_alloc(bytes * copies, "shifted MSM bases"),
                                            copies, bits);

@@ -34,6 +34,9 @@ class MsmBases {
 
   /// Number of points.
   size_t len() const { return len_; }
+  /// Points the device allocation holds room for (len() or more after a
+  /// refill with fewer).
+  size_t capacity() const { return capacity_; }
   /// Whether the points are G2 (else G1).
   bool is_g2() const { return g2_; }
   /// The CUDA ordinal of the device holding them.
@@ -46,11 +49,15 @@ class MsmBases {
   uint32_t copies() const { return copies_; }
   /// The window bits whose shifts the copies hold (0 without copies).
   uint32_t copy_bits() const { return copy_bits_; }
+  /// Replaces the points with `len` others from the host in the same
+  /// allocation (see refill_msm_bases).
+  void refill(const uint64_t* words, size_t len);
 
  private:
   int ordinal_;
   bool g2_;
   size_t len_;
+  size_t capacity_;
   void* points_;
   uint32_t copies_;
   uint32_t copy_bits_;
@@ -78,6 +85,14 @@ constexpr size_t kMaxMsmWindows = 64;
 /// Copies `len` affine points (`words`: 12 or 24 per point) to the device.
 std::unique_ptr<MsmBases> upload_msm_bases(const GpuDevice& device, bool g2,
                                            const uint64_t* words, size_t len);
+
+/// Copies `len` affine points into `bases`' allocation in place of its
+/// points, with no allocation or free: a chunked upload reuses its buffers
+/// without cudaFree's wait for the whole device. An error for bases with
+/// shifted copies, or `len` past their capacity. No MSM may be reading the
+/// bases meanwhile.
+void refill_msm_bases(const GpuDevice& device, MsmBases& bases, const uint64_t* words,
+                      size_t len);
 
 /// New resident bases: `bases`' points and their shifted copies for
 /// `bits`-bit windows (0: the library's choice for their number), `copies`

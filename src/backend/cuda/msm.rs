@@ -74,6 +74,32 @@ where
         })
     }
 
+    /// Replaces the points with `bases` in the same device allocation, no
+    /// allocation and no free: a chunked upload reuses its buffers this
+    /// way, where a cudaFree would wait for all of the device's work. Bases
+    /// holding shifted copies, or more points than
+    /// [`capacity`](Self::capacity), are an error; after a failed copy no
+    /// point is resident.
+    pub fn refill(&mut self, guard: &DeviceGuard<'_>, bases: &[G]) -> Result<(), GpuError> {
+        // SAFETY: as upload's; `&mut self` means no MSM over these bases is
+        // running (every MSM here has its result before it returns).
+        unsafe {
+            ffi::refill_msm_bases(
+                guard.ffi_device(),
+                self.handle.pin_mut(),
+                as_words(bases),
+                bases.len(),
+            )
+        }?;
+        Ok(())
+    }
+
+    /// Points the device allocation has room for: [`len`](Self::len), or
+    /// more after a [`refill`](Self::refill) with fewer.
+    pub fn capacity(&self) -> usize {
+        self.bases().capacity()
+    }
+
     /// Adds shifted copies of the points for `bits`-bit windows (`None`:
     /// chosen by their number, 20 bits from 2^20 points, else 16), a copy
     /// per window (ceil(256 / bits) in all), each 2^bits times the one
@@ -124,7 +150,7 @@ where
 
     /// Device bytes the points (and their copies) take.
     pub fn device_bytes(&self) -> u64 {
-        Self::bytes_of_copies(self.len(), self.copies())
+        Self::bytes_of_copies(self.capacity(), self.copies())
     }
 
     /// Device bytes that [`precompute`](Self::precompute) holds for `len`

@@ -156,7 +156,17 @@ where
         bases,
         scalars,
         chunk,
-        |part| Ok(ResidentBases::upload(&uploads.lock(), staging.stage(part))?),
+        |part, spare: Option<ResidentBases<G>>| {
+            let uploads = uploads.lock();
+            let staged = staging.stage(part);
+            match spare {
+                Some(mut resident) => {
+                    resident.refill(&uploads, staged)?;
+                    Ok(resident)
+                }
+                None => Ok(ResidentBases::upload(&uploads, staged)?),
+            }
+        },
         |resident, part| Ok(resident.msm_range_direct(guard, 0, part)?),
     )
 }
@@ -194,14 +204,15 @@ pub(super) fn streamed_sums(
 }
 
 /// Σ over chunks of `chunk` points: `upload` makes a chunk of bases ready
-/// (on a thread of its own, one chunk ahead), `sum` adds its scalars'
-/// share. An error on either side stops both and is returned (the sum's
-/// first).
+/// (on a thread of its own, one chunk ahead; given a chunk already summed
+/// to refill where one is back, so that at most three are ever made),
+/// `sum` adds its scalars' share. An error on either side stops both and
+/// is returned (the sum's first).
 pub(super) fn chunked_sum<B: Sync, C: Send, S: Group>(
     bases: &[B],
     scalars: &[Scalar],
     chunk: usize,
-    mut upload: impl FnMut(&[B]) -> Result<C, Error> + Send,
+    mut upload: impl FnMut(&[B], Option<C>) -> Result<C, Error> + Send,
     mut sum: impl FnMut(&C, &[Scalar]) -> Result<S, Error>,
 ) -> Result<S, Error> {
     if bases.len() != scalars.len() {
@@ -214,9 +225,12 @@ pub(super) fn chunked_sum<B: Sync, C: Send, S: Group>(
     std::thread::scope(|scope| {
         // One chunk waits here while the next is uploaded.
         let (send, chunks) = mpsc::sync_channel::<C>(1);
+        // Chunks summed, back for the uploader to refill.
+        let (give_back, summed_chunks) = mpsc::channel::<C>();
         let uploader = scope.spawn(move || -> Result<(), Error> {
             for part in bases.chunks(chunk) {
-                if send.send(upload(part)?).is_err() {
+                let spare = summed_chunks.try_recv().ok();
+                if send.send(upload(part, spare)?).is_err() {
                     break; // the sum stopped on an error
                 }
             }
@@ -232,6 +246,8 @@ pub(super) fn chunked_sum<B: Sync, C: Send, S: Group>(
                     break;
                 }
             }
+            // The uploader may be done; the chunk is then dropped here.
+            let _ = give_back.send(resident);
         }
         drop(chunks);
         let uploaded = uploader.join().unwrap_or_else(|_| {
@@ -311,7 +327,7 @@ mod tests {
             bases,
             scalars,
             chunk,
-            |p| Ok(p.to_vec()),
+            |p, _| Ok(p.to_vec()),
             |p: &Vec<G>, s| msm(p, s),
         )
     }
@@ -336,19 +352,32 @@ mod tests {
         let whole = msm(&bases, &scalars).unwrap();
         for chunk in [1, 7, 333, 999, 1000, 4096] {
             let uploads = std::sync::atomic::AtomicUsize::new(0);
+            let made = std::sync::atomic::AtomicUsize::new(0);
             let sum = chunked_sum(
                 &bases,
                 &scalars,
                 chunk,
-                |part| {
+                |part, spare: Option<Vec<G1Affine>>| {
                     uploads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    Ok(part.to_vec())
+                    if spare.is_none() {
+                        made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    // A spare is refilled in place, as a device buffer is.
+                    let mut buffer = spare.unwrap_or_default();
+                    buffer.clear();
+                    buffer.extend_from_slice(part);
+                    Ok(buffer)
                 },
                 |part: &Vec<G1Affine>, scalars| msm(part, scalars),
             )
             .unwrap();
             assert_eq!(sum, whole, "chunks of {chunk}");
-            assert_eq!(uploads.into_inner(), 1000usize.div_ceil(chunk));
+            let chunks = 1000usize.div_ceil(chunk);
+            assert_eq!(uploads.into_inner(), chunks);
+            // One summed, one waiting, one uploading: the rest are refills
+            // (fewer are made where sums finish before the next upload).
+            let made = made.into_inner();
+            assert!((1..=3).contains(&made), "{made} made for chunks of {chunk}");
         }
     }
 
@@ -360,7 +389,7 @@ mod tests {
             &bases,
             &scalars,
             10,
-            |part: &[G1Affine]| {
+            |part: &[G1Affine], _| {
                 if part.as_ptr() == bases[50..].as_ptr() {
                     return Err(GpuError::Native("upload failed".into()).into());
                 }
@@ -376,7 +405,7 @@ mod tests {
             &bases,
             &scalars,
             10,
-            |part| Ok(part.to_vec()),
+            |part, _| Ok(part.to_vec()),
             |part: &Vec<G1Affine>, scalars| {
                 sums += 1;
                 if sums == 3 {
