@@ -10,6 +10,8 @@
 mod circuits;
 #[path = "common/gpu.rs"]
 mod gpu;
+#[path = "common/msm_inputs.rs"]
+mod msm_inputs;
 #[path = "common/prover_checks.rs"]
 mod prover_checks;
 
@@ -29,6 +31,7 @@ use groth16_gpu::synthesis::synthesize;
 use groth16_gpu::{create_proof_batch, generate_random_parameters, Error, ProverPool};
 use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
+use msm_inputs::{expected_g2, random_bases};
 use prover_checks::{bellperson_accepts, circuit_of, field_heavy, fresh_rng, key_and_assignment};
 use std::sync::Arc;
 
@@ -142,18 +145,9 @@ fn refilled_bases_sum_as_new_ones() {
     };
     let guard = devices[0].lock();
     let mut rng = fresh_rng();
-    let g2: Vec<G2Affine> = (0..1000)
-        .map(|_| (G2Projective::generator() * Scalar::random(&mut rng)).to_affine())
-        .collect();
-    let mut scalars: Vec<Scalar> = (0..1000).map(|_| Scalar::random(&mut rng)).collect();
+    let g2 = random_bases::<G2Affine>(1000, &mut rng);
+    let mut scalars = msm_inputs::random_scalars(1000, &mut rng);
     scalars[..4].copy_from_slice(&[Scalar::ZERO, Scalar::ONE, -Scalar::ONE, Scalar::ONE]);
-    let cpu = |bases: &[G2Affine], scalars: &[Scalar]| {
-        bases
-            .iter()
-            .zip(scalars)
-            .map(|(base, scalar)| base * scalar)
-            .sum::<G2Projective>()
-    };
     let mut resident = ResidentBases::upload(&guard, &g2[..1000]).unwrap();
     assert_eq!(resident.capacity(), 1000);
     // Fewer points, repeated ones and the identity, in the same memory.
@@ -163,7 +157,7 @@ fn refilled_bases_sum_as_new_ones() {
     assert_eq!((resident.len(), resident.capacity()), (503, 1000));
     assert_eq!(
         resident.msm(&guard, &scalars[..503]).unwrap(),
-        cpu(&others, &scalars[..503])
+        expected_g2(&others, &scalars[..503])
     );
     // More than it has room for: refused, the points left as they were.
     assert!(
@@ -172,7 +166,10 @@ fn refilled_bases_sum_as_new_ones() {
     );
     let too_many: Vec<G2Affine> = g2.iter().chain(&g2[..1]).copied().collect();
     assert!(resident.refill(&guard, &too_many).is_err());
-    assert_eq!(resident.msm(&guard, &scalars).unwrap(), cpu(&g2, &scalars));
+    assert_eq!(
+        resident.msm(&guard, &scalars).unwrap(),
+        expected_g2(&g2, &scalars)
+    );
     // Bases with shifted copies would keep stale copies: refused.
     let mut copied = ResidentBases::upload(&guard, &g2[..64]).unwrap();
     copied.precompute(&guard, Some(16)).unwrap();

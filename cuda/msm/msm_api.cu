@@ -93,10 +93,6 @@ void* device_alloc(size_t bytes, const char* what) {
   return ptr;
 }
 
-}  // namespace
-
-namespace {
-
 /// Copies `bytes` from the host to `points` on the current device, complete
 /// on return. Not a plain cudaMemcpy: from pageable memory it may return
 /// once the bytes are staged, before the DMA lands, and the MSM kernels run
