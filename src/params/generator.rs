@@ -14,14 +14,27 @@ use crate::synthesis::CircuitShape;
 use crate::synthesis::Column;
 use crate::Error;
 
-/// Bits of scalar per window of the fixed-base tables: one byte, 32 windows.
-const WINDOW_BITS: usize = 8;
 /// Scalars multiplied per parallel task (then normalized together).
 const TASK_LEN: usize = 1 << 10;
+/// The widest fixed-base window: 2^16 multiples a window (100 MiB of G1
+/// tables, 200 of G2).
+const MAX_WINDOW_BITS: usize = 16;
+
+/// The window width that makes the fewest additions for `count` scalars:
+/// the tables cost 2^w a window and every scalar one a window, so a 2^24
+/// key takes 16 bits (half the additions of 8) and a test's small one 8.
+fn window_bits_for(count: usize) -> usize {
+    let additions = |w: usize| (Scalar::NUM_BITS as usize).div_ceil(w) * ((1 << w) + count);
+    (4..=MAX_WINDOW_BITS)
+        .min_by_key(|&w| additions(w))
+        .unwrap_or(8)
+}
 
 /// Multiples of one base for fixed-base scalar multiplication:
-/// `tables[w][d - 1] = d · 2^(8w) · base`, so k·base is 32 mixed additions.
+/// `tables[w][d - 1] = d · 2^(bits w) · base`, so k·base is one mixed
+/// addition a window.
 struct FixedBase<G: PrimeCurve> {
+    bits: usize,
     tables: Vec<Vec<G::Affine>>,
 }
 
@@ -29,12 +42,13 @@ impl<G: PrimeCurve + Send + Sync> FixedBase<G>
 where
     G::Affine: Send + Sync,
 {
-    fn new(base: G) -> Self {
-        let windows = (Scalar::NUM_BITS as usize).div_ceil(WINDOW_BITS);
+    /// Tables of `bits`-wide windows (1..=16).
+    fn new(base: G, bits: usize) -> Self {
+        let windows = (Scalar::NUM_BITS as usize).div_ceil(bits);
         let window_bases: Vec<G> = (0..windows)
             .scan(base, |b, _| {
                 let current = *b;
-                for _ in 0..WINDOW_BITS {
+                for _ in 0..bits {
                     *b = b.double();
                 }
                 Some(current)
@@ -43,7 +57,7 @@ where
         let tables = window_bases
             .into_par_iter()
             .map(|wb| {
-                let multiples: Vec<G> = (1..1 << WINDOW_BITS)
+                let multiples: Vec<G> = (1..1usize << bits)
                     .scan(G::identity(), |acc, _| {
                         *acc += wb;
                         Some(*acc)
@@ -54,15 +68,17 @@ where
                 affine
             })
             .collect();
-        Self { tables }
+        Self { bits, tables }
     }
 
     fn mul(&self, scalar: &Scalar) -> G {
-        let bytes = scalar.to_repr();
+        let repr = scalar.to_repr();
+        let bytes = repr.as_ref();
         let mut acc = G::identity();
-        for (table, &digit) in self.tables.iter().zip(bytes.as_ref()) {
+        for (w, table) in self.tables.iter().enumerate() {
+            let digit = window_digit(bytes, w * self.bits, self.bits);
             if digit != 0 {
-                acc += table[digit as usize - 1];
+                acc += table[digit - 1];
             }
         }
         acc
@@ -78,6 +94,17 @@ where
             });
         out
     }
+}
+
+/// Bits `first..first + bits` (bits <= 16) of the little-endian `bytes`;
+/// bits past the end read as zero.
+fn window_digit(bytes: &[u8], first: usize, bits: usize) -> usize {
+    let byte = first / 8;
+    let mut word = 0u32;
+    for (k, b) in bytes.iter().skip(byte).take(3).enumerate() {
+        word |= u32::from(*b) << (8 * k);
+    }
+    ((word >> (first % 8)) & ((1 << bits) - 1)) as usize
 }
 
 /// Per-variable values of A, B, C at τ: Σ over rows of coefficient · L_row(τ).
@@ -188,7 +215,13 @@ pub fn generate_parameters_for_shape(
         shape.num_aux()
     );
 
-    let (g1_table, g2_table) = rayon::join(|| FixedBase::new(g1), || FixedBase::new(g2));
+    // Every query but b_g2 is a G1 table's: h, a, b_g1, l (and ic).
+    let g1_bits = window_bits_for(m + 3 * (shape.num_inputs() + shape.num_aux()));
+    let g2_bits = window_bits_for(shape.num_inputs() + shape.num_aux());
+    let (g1_table, g2_table) = rayon::join(
+        || FixedBase::new(g1, g1_bits),
+        || FixedBase::new(g2, g2_bits),
+    );
 
     let mut tau_powers = vec![Scalar::ZERO; m];
     tau_powers
@@ -258,4 +291,55 @@ pub fn generate_parameters_for_shape(
             .filter(|p| !bool::from(p.is_identity()))
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_core::OsRng;
+
+    fn edge_and_random_scalars() -> Vec<Scalar> {
+        let mut scalars = vec![
+            Scalar::ZERO,
+            Scalar::ONE,
+            -Scalar::ONE,
+            Scalar::from(u64::MAX),
+            Scalar::from(1u64 << 16),
+        ];
+        scalars.extend((0..20).map(|_| Scalar::random(OsRng)));
+        scalars
+    }
+
+    #[test]
+    fn fixed_base_multiples_are_scalar_multiplications() {
+        let g1 = G1Projective::random(OsRng);
+        let scalars = edge_and_random_scalars();
+        // Widths that divide 255 unevenly and evenly, narrow and the widest.
+        for bits in [1, 4, 7, 8, 13, MAX_WINDOW_BITS] {
+            let table = FixedBase::new(g1, bits);
+            let expected: Vec<G1Affine> = scalars.iter().map(|s| (g1 * s).to_affine()).collect();
+            assert_eq!(table.mul_many(&scalars), expected, "{bits}-bit windows");
+        }
+        let g2 = G2Projective::random(OsRng);
+        let table = FixedBase::new(g2, 11);
+        for s in &scalars {
+            assert_eq!(table.mul(s), g2 * s);
+        }
+    }
+
+    #[test]
+    fn window_digits_read_little_endian_bits() {
+        let bytes = [0b1010_1100u8, 0xff, 0x01];
+        assert_eq!(window_digit(&bytes, 0, 8), 0b1010_1100);
+        assert_eq!(window_digit(&bytes, 2, 4), 0b1011);
+        assert_eq!(window_digit(&bytes, 4, 16), 0x1ffa);
+        assert_eq!(window_digit(&bytes, 20, 16), 0, "past the end");
+    }
+
+    #[test]
+    fn wide_windows_for_large_keys_only() {
+        assert!(window_bits_for(100) <= 8);
+        assert_eq!(window_bits_for(1 << 26), MAX_WINDOW_BITS);
+        assert!(window_bits_for(1 << 18) > 8);
+    }
 }
