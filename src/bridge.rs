@@ -280,13 +280,32 @@ pub(crate) mod ffi {
             out: *mut u64,
             n: usize,
         ) -> Result<()>;
-        /// (a b - c) / Z on the coset, into `a` as coefficients; six constants.
-        unsafe fn h_polynomial(
+        /// A proof's H polynomial in steps: twiddles and a stream on one
+        /// device, waiting on drop for what it queued.
+        type HPolynomial;
+        /// The H polynomial's work over a domain of `m`; six constants.
+        unsafe fn new_h_polynomial(
             device: &GpuDevice,
+            m: usize,
+            constants: *const u64,
+        ) -> Result<UniquePtr<HPolynomial>>;
+        /// Queues `values` from the domain to the coset.
+        fn h_to_coset(device: &GpuDevice, h: &HPolynomial, values: &DeviceScalars) -> Result<()>;
+        /// As `h_to_coset`, once the copies queued on `uploads` have landed.
+        fn h_to_coset_after_uploads(
+            device: &GpuDevice,
+            h: &HPolynomial,
+            uploads: &UploadStream,
+            values: &DeviceScalars,
+        ) -> Result<()>;
+        /// (a b - c) / Z from a, b, c on the coset, into `a` as coefficients;
+        /// waits for it.
+        unsafe fn h_quotient(
+            device: &GpuDevice,
+            h: &HPolynomial,
             a: &DeviceScalars,
             b: &DeviceScalars,
             c: &DeviceScalars,
-            constants: *const u64,
             device_ms: *mut f32,
         ) -> Result<()>;
 

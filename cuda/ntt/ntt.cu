@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "../ff/bls12_381.cuh"
 #include "tile_passes.cuh"
@@ -277,42 +278,120 @@ void ntt_fr(const GpuDevice& device, uint64_t* values, size_t n, const uint64_t*
   r.end(device_ms);
 }
 
-void h_polynomial(const GpuDevice& device, const DeviceScalars& a, const DeviceScalars& b,
-                  const DeviceScalars& c, const uint64_t* constants, float* device_ms) {
-  size_t m = a.len();
-  check_on_device(device, a, m, "H polynomial's a");
-  check_on_device(device, b, m, "H polynomial's b");
-  check_on_device(device, c, m, "H polynomial's c");
-  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
-  int log_m = checked_log(m);
-  Fr k[kHConstants];
-  for (size_t i = 0; i < kHConstants; i++) k[i] = fr_from_words(constants + 4 * i);
-  const Fr &omega = k[0], &omega_inv = k[1], &m_inv = k[2], &g = k[3], &g_inv = k[4],
-           &z_inv = k[5];
-
+struct HPolynomial::State {
   NttResources r;
-  r.begin();
-  const Fr* forward = twiddles_for(r, 0, 1, log_m, omega);
-  const Fr* inverse = twiddles_for(r, 2, 3, log_m, omega_inv);
-  // Coefficients come out of the inverse DIF bit-reversed, so their
-  // scalings (m^-1 with the coset's g^i, or m^-1 with g^-i) are taken at
-  // reversed indices, and the forward DIT takes them in that order.
-  Scaling to_coset{power_tables(r, 4, log_m, g, m_inv), PowerIndex::kReversed};
-  Scaling from_coset{power_tables(r, 5, log_m, g_inv, m_inv), PowerIndex::kReversed};
-  Scaling none;
-  Fr* values[3] = {static_cast<Fr*>(a.data()), static_cast<Fr*>(b.data()),
-                   static_cast<Fr*>(c.data())};
-  // Evaluations on the domain -> coefficients -> evaluations on the coset.
-  for (Fr* v : values) {
+  int ordinal = 0;
+  size_t m = 0;
+  int log_m = 0;
+  const Fr* forward = nullptr;
+  const Fr* inverse = nullptr;
+  Scaling to_coset, from_coset;
+  Fr z_inv;
+  /// Recorded on an upload stream for this stream to wait on.
+  cudaEvent_t landed = nullptr;
+  /// The buffers already on the coset.
+  std::vector<const void*> on_coset;
+
+  // A drop may come on any thread: the resources' frees and wait (run
+  // after this body) go to this state's device.
+  ~State() {
+    cudaSetDevice(ordinal);
+    if (landed) cudaEventDestroy(landed);
+  }
+
+  /// `values` on this state's device and of its length, not yet on the coset.
+  void check_input(const GpuDevice& device, const DeviceScalars& values) const {
+    if (device.cuda_ordinal() != ordinal) {
+      throw std::invalid_argument("an H polynomial's work used with another device");
+    }
+    check_on_device(device, values, m, "H polynomial's input");
+    if (is_on_coset(values)) {
+      throw std::invalid_argument("H polynomial's input already on the coset");
+    }
+  }
+
+  bool is_on_coset(const DeviceScalars& values) const {
+    return std::find(on_coset.begin(), on_coset.end(), values.data()) != on_coset.end();
+  }
+
+  /// Evaluations on the domain -> coefficients -> evaluations on the coset.
+  /// Coefficients come out of the inverse DIF bit-reversed, so the scaling
+  /// to the coset (m^-1 with g^i) is taken at reversed indices, and the
+  /// forward DIT takes them in that order.
+  void queue_to_coset(const DeviceScalars& values) {
+    Fr* v = static_cast<Fr*>(values.data());
+    Scaling none;
     transform(v, log_m, Order::kDif, inverse, none, to_coset, r.stream);
     transform(v, log_m, Order::kDit, forward, none, none, r.stream);
+    on_coset.push_back(values.data());
   }
-  quotient_kernel<<<blocks_for(m), kThreads, 0, r.stream>>>(values[0], values[1], values[2], m,
-                                                            z_inv);
+};
+
+HPolynomial::HPolynomial(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+HPolynomial::~HPolynomial() = default;
+
+std::unique_ptr<HPolynomial> new_h_polynomial(const GpuDevice& device, size_t m,
+                                              const uint64_t* constants) {
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  auto s = std::make_unique<HPolynomial::State>();
+  s->ordinal = device.cuda_ordinal();
+  s->m = m;
+  s->log_m = checked_log(m);
+  Fr k[kHConstants];
+  for (size_t i = 0; i < kHConstants; i++) k[i] = fr_from_words(constants + 4 * i);
+  const Fr &omega = k[0], &omega_inv = k[1], &m_inv = k[2], &g = k[3], &g_inv = k[4];
+  s->z_inv = k[5];
+  G16_CUDA_CHECK(cudaEventCreateWithFlags(&s->landed, cudaEventDisableTiming));
+  s->r.begin();
+  s->forward = twiddles_for(s->r, 0, 1, s->log_m, omega);
+  s->inverse = twiddles_for(s->r, 2, 3, s->log_m, omega_inv);
+  // The scalings are taken at reversed indices: see queue_to_coset.
+  s->to_coset = {power_tables(s->r, 4, s->log_m, g, m_inv), PowerIndex::kReversed};
+  s->from_coset = {power_tables(s->r, 5, s->log_m, g_inv, m_inv), PowerIndex::kReversed};
+  return std::make_unique<HPolynomial>(std::move(s));
+}
+
+void h_to_coset(const GpuDevice& device, const HPolynomial& h, const DeviceScalars& values) {
+  HPolynomial::State& s = h.state();
+  s.check_input(device, values);
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  s.queue_to_coset(values);
+}
+
+void h_to_coset_after_uploads(const GpuDevice& device, const HPolynomial& h,
+                              const UploadStream& uploads, const DeviceScalars& values) {
+  HPolynomial::State& s = h.state();
+  s.check_input(device, values);
+  require_on_device(device, uploads.ordinal(), "an upload stream");
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  G16_CUDA_CHECK(cudaEventRecord(s.landed, uploads.stream()));
+  G16_CUDA_CHECK(cudaStreamWaitEvent(s.r.stream, s.landed, 0));
+  s.queue_to_coset(values);
+}
+
+void h_quotient(const GpuDevice& device, const HPolynomial& h, const DeviceScalars& a,
+                const DeviceScalars& b, const DeviceScalars& c, float* device_ms) {
+  HPolynomial::State& s = h.state();
+  if (device.cuda_ordinal() != s.ordinal) {
+    throw std::invalid_argument("an H polynomial's work used with another device");
+  }
+  for (const DeviceScalars* values : {&a, &b, &c}) {
+    check_on_device(device, *values, s.m, "H polynomial's a, b, c");
+    if (!s.is_on_coset(*values)) {
+      throw std::invalid_argument("H polynomial's a, b, c not all on the coset");
+    }
+  }
+  G16_CUDA_CHECK(cudaSetDevice(device.cuda_ordinal()));
+  Fr* values[3] = {static_cast<Fr*>(a.data()), static_cast<Fr*>(b.data()),
+                   static_cast<Fr*>(c.data())};
+  quotient_kernel<<<blocks_for(s.m), kThreads, 0, s.r.stream>>>(values[0], values[1], values[2],
+                                                                s.m, s.z_inv);
   check_launch("quotient_kernel");
-  transform(values[0], log_m, Order::kDif, inverse, none, from_coset, r.stream);
-  bit_reverse(values[0], log_m, r.stream);
-  r.end(device_ms);
+  Scaling none;
+  transform(values[0], s.log_m, Order::kDif, s.inverse, none, s.from_coset, s.r.stream);
+  bit_reverse(values[0], s.log_m, s.r.stream);
+  s.r.end(device_ms);
 }
 
 }  // namespace groth16_gpu

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "groth16_gpu/device.h"
 #include "groth16_gpu/device_scalars.h"
@@ -33,11 +34,44 @@ void ntt_fr(const GpuDevice& device, uint64_t* values, size_t n, const uint64_t*
 /// g, g^-1, z^-1 (z = g^m - 1, the vanishing polynomial on the coset).
 constexpr size_t kHConstants = 6;
 
-/// The H polynomial of a proof, on the device: a, b and c hold the m = 2^k
-/// evaluations of A, B, C on the domain (zero-padded); afterwards `a` holds
-/// the coefficients of (A B - C) / Z (the last one zero), left on the device
-/// for the H MSM; b and c are overwritten. `constants`: kHConstants scalars.
-void h_polynomial(const GpuDevice& device, const DeviceScalars& a, const DeviceScalars& b,
-                  const DeviceScalars& c, const uint64_t* constants, float* device_ms);
+/// A proof's H polynomial in steps on one device: each of a, b, c (the m =
+/// 2^k evaluations of A, B, C on the domain, zero-padded) goes to the coset
+/// on its own, as soon as it has landed, while the host still stages the
+/// next; then h_quotient makes (A B - C) / Z from the three. Holds the
+/// twiddles and a stream; its destructor waits for what it queued, so it
+/// must go before the buffers it transforms.
+class HPolynomial {
+ public:
+  struct State;
+  explicit HPolynomial(std::unique_ptr<State> state);
+  ~HPolynomial();
+  HPolynomial(const HPolynomial&) = delete;
+  HPolynomial& operator=(const HPolynomial&) = delete;
+  State& state() const { return *state_; }
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+/// The H polynomial's work over a domain of `m` values on `device`; its
+/// twiddles start on its stream. `constants`: kHConstants scalars.
+std::unique_ptr<HPolynomial> new_h_polynomial(const GpuDevice& device, size_t m,
+                                              const uint64_t* constants);
+
+/// Queues `values` (m scalars) from the domain to the coset: coefficients
+/// by the inverse transform, then the forward transform on the coset.
+void h_to_coset(const GpuDevice& device, const HPolynomial& h, const DeviceScalars& values);
+
+/// As h_to_coset, after every copy queued so far on `uploads` has landed;
+/// returns without waiting.
+void h_to_coset_after_uploads(const GpuDevice& device, const HPolynomial& h,
+                              const UploadStream& uploads, const DeviceScalars& values);
+
+/// With a, b and c on the coset (each through h_to_coset): `a` gets the
+/// coefficients of (A B - C) / Z (the last one zero), left on the device
+/// for the H MSM; b and c are overwritten. Returns when done, with the
+/// device time since new_h_polynomial in `device_ms`.
+void h_quotient(const GpuDevice& device, const HPolynomial& h, const DeviceScalars& a,
+                const DeviceScalars& b, const DeviceScalars& c, float* device_ms);
 
 }  // namespace groth16_gpu

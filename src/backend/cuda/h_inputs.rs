@@ -16,15 +16,28 @@ use crate::device::{DeviceGuard, GpuError};
 /// A proof's a, b, c evaluations on one device, zero-padded to the domain:
 /// the input of the H polynomial.
 pub struct HInputs {
+    /// Where a, b, c went to the coset as each landed (all three), the
+    /// work that did it. The first field, so it is dropped first: its drop
+    /// waits for the transforms it queued on a, b, c.
+    on_coset: Option<cxx::UniquePtr<ffi::HPolynomial>>,
     a: DeviceScalars,
     b: DeviceScalars,
     c: DeviceScalars,
 }
 
+// SAFETY: the H polynomial's work is used only through a DeviceGuard of its
+// device, and its destructor selects that device itself; the rest is Send.
+unsafe impl Send for HInputs {}
+
 impl HInputs {
     /// a, b, c already on one device, each of the domain's size.
     pub(super) fn from_device(a: DeviceScalars, b: DeviceScalars, c: DeviceScalars) -> Self {
-        Self { a, b, c }
+        Self {
+            on_coset: None,
+            a,
+            b,
+            c,
+        }
     }
 
     /// The first `n` of a, b and c, copied back.
@@ -58,18 +71,21 @@ impl HInputs {
                 c.len()
             )));
         }
-        Ok(Self {
-            a: DeviceScalars::upload(guard, a, m)?,
-            b: DeviceScalars::upload(guard, b, m)?,
-            c: DeviceScalars::upload(guard, c, m)?,
-        })
+        Ok(Self::from_device(
+            DeviceScalars::upload(guard, a, m)?,
+            DeviceScalars::upload(guard, b, m)?,
+            DeviceScalars::upload(guard, c, m)?,
+        ))
     }
 
     /// [`upload`](Self::upload) through `staging` (at least 3 n scalars):
-    /// a, b, c are copied there piece by piece over the cores, each piece
-    /// sent on an upload stream as soon as it is staged, so the bus carries
-    /// one piece while the next is copied (one after the other, the copies
-    /// and the three transfers made a 4M-constraint proof wait ~64 ms).
+    /// a, then b, then c copied there piece by piece over the cores, each
+    /// piece sent on an upload stream as soon as it is staged, and each
+    /// polynomial sent on to the coset on the device as soon as its last
+    /// piece has landed, while the host stages the next: the H lane's
+    /// transforms no longer wait for the host's copy of all three (~0.15 s
+    /// at 2^24). `G16_H_STAGING=rows` stages rows of the three together
+    /// and transforms them in [`compute`](Self::compute), for comparisons.
     /// Falls back to the plain upload when `staging` is too small.
     pub fn upload_staged(
         guard: &DeviceGuard<'_>,
@@ -83,11 +99,34 @@ impl HInputs {
         if b.len() != n || c.len() != n || n > domain.size() || staging.len() < 3 * n {
             return Self::upload(guard, domain, a, b, c);
         }
-        Self::upload_filled(guard, domain, n, staging, |first, staged| {
-            for (to, from) in staged.into_iter().zip([a, b, c]) {
-                parallel_copy(to, &from[first..first + to.len()]);
-            }
-            Ok::<(), GpuError>(())
+        if n == 0 || std::env::var("G16_H_STAGING").as_deref() == Ok("rows") {
+            return Self::upload_filled(guard, domain, n, staging, |first, staged| {
+                for (to, from) in staged.into_iter().zip([a, b, c]) {
+                    parallel_copy(to, &from[first..first + to.len()]);
+                }
+                Ok::<(), GpuError>(())
+            });
+        }
+        let m = domain.size();
+        let targets = [
+            DeviceScalars::upload(guard, &[], m)?,
+            DeviceScalars::upload(guard, &[], m)?,
+            DeviceScalars::upload(guard, &[], m)?,
+        ];
+        // Made after the targets, so dropped before them on every path.
+        let work = new_work(guard, domain)?;
+        let (staged, stream) = staging.slice_and_stream(guard)?;
+        let queued = queue_polynomials(guard, [a, b, c], staged, stream, &targets, &work);
+        // Every copy has landed (or stopped) before the targets can drop.
+        let finished = ffi::finish_uploads(stream).map_err(GpuError::from);
+        queued?;
+        finished?;
+        let [a, b, c] = targets;
+        Ok(Self {
+            on_coset: Some(work),
+            a,
+            b,
+            c,
         })
     }
 
@@ -124,41 +163,103 @@ impl HInputs {
         queued?;
         finished?;
         let [a, b, c] = targets;
-        Ok(Self { a, b, c })
+        Ok(Self::from_device(a, b, c))
     }
 
     /// The coefficients of (A B - C) / Z, left on the device (m scalars, the
     /// last one zero; the H MSM reads the first m - 1), with the device time
-    /// in milliseconds. `domain` must be the one the inputs were uploaded for.
+    /// in milliseconds (from the start of the H polynomial's work, which a
+    /// staged upload began). `domain` must be the one the inputs were
+    /// uploaded for.
     pub fn compute(
-        self,
+        mut self,
         guard: &DeviceGuard<'_>,
         domain: &Domain,
     ) -> Result<(DeviceScalars, f32), GpuError> {
-        let g = Scalar::MULTIPLICATIVE_GENERATOR;
-        let constants = [
-            domain.omega(),
-            domain.omega_inverse(),
-            domain.size_inverse(),
-            g,
-            g.invert().unwrap(),
-            domain.vanishing_on_coset().invert().unwrap(),
-        ];
+        let work = match self.on_coset.take() {
+            Some(work) => work,
+            None => {
+                let work = new_work(guard, domain)?;
+                for values in [&self.a, &self.b, &self.c] {
+                    ffi::h_to_coset(guard.ffi_device(), &work, values.inner())?;
+                }
+                work
+            }
+        };
         let mut device_ms = 0f32;
-        // SAFETY: `constants` is the six scalars h_polynomial reads; the
-        // three buffers' device and lengths are checked on the C++ side.
+        // SAFETY: `device_ms` is a valid f32; the C++ side checks the three
+        // buffers' device and lengths, and that each is on the coset.
         unsafe {
-            ffi::h_polynomial(
+            ffi::h_quotient(
                 guard.ffi_device(),
+                &work,
                 self.a.inner(),
                 self.b.inner(),
                 self.c.inner(),
-                as_words(&constants),
                 &mut device_ms,
             )
         }?;
+        drop(work);
         Ok((self.a, device_ms))
     }
+}
+
+/// The H polynomial's work over `domain` on the guard's device: its
+/// twiddles start at once, on a stream of its own.
+fn new_work(
+    guard: &DeviceGuard<'_>,
+    domain: &Domain,
+) -> Result<cxx::UniquePtr<ffi::HPolynomial>, GpuError> {
+    let g = Scalar::MULTIPLICATIVE_GENERATOR;
+    let constants = [
+        domain.omega(),
+        domain.omega_inverse(),
+        domain.size_inverse(),
+        g,
+        g.invert().unwrap(),
+        domain.vanishing_on_coset().invert().unwrap(),
+    ];
+    // SAFETY: `constants` is the six scalars new_h_polynomial reads.
+    Ok(unsafe { ffi::new_h_polynomial(guard.ffi_device(), domain.size(), as_words(&constants)) }?)
+}
+
+/// Stages a, b and c (each n long, `staged` at least 3 n) one after the
+/// other, a piece at a time, queueing each piece's copy into its target
+/// on `stream` as soon as it is staged and each polynomial's way to the
+/// coset on `work` once its copies are queued; the caller waits for the
+/// stream.
+fn queue_polynomials(
+    guard: &DeviceGuard<'_>,
+    sources: [&[Scalar]; 3],
+    staged: &mut [Scalar],
+    stream: &ffi::UploadStream,
+    targets: &[DeviceScalars; 3],
+    work: &ffi::HPolynomial,
+) -> Result<(), GpuError> {
+    let n = sources[0].len();
+    let piece = ScalarUploader::PIECE;
+    let began = Instant::now();
+    let mut staged_at = [Duration::ZERO; 3];
+    for (slot, ((region, from), to)) in staged[..3 * n]
+        .chunks_mut(n)
+        .zip(sources)
+        .zip(targets)
+        .enumerate()
+    {
+        for (k, (staged, from)) in region.chunks_mut(piece).zip(from.chunks(piece)).enumerate() {
+            parallel_copy(staged, from);
+            queue_piece(guard, stream, slot, staged, to, k * piece)?;
+        }
+        ffi::h_to_coset_after_uploads(guard.ffi_device(), work, stream, to.inner())?;
+        staged_at[slot] = began.elapsed();
+    }
+    log::debug!(
+        "a, b, c staged one after another: {n} rows each, queued for the coset {:.3}, {:.3}, {:.3} s in",
+        staged_at[0].as_secs_f64(),
+        staged_at[1].as_secs_f64(),
+        staged_at[2].as_secs_f64()
+    );
+    Ok(())
 }
 
 /// Fills the staging buffer `staged` with n rows of a, b, c a piece at a
@@ -188,22 +289,7 @@ fn queue_pieces<E: From<GpuError>>(
         let filled = Instant::now();
         filling += filled - began;
         for (slot, (staged, to)) in [&*a, &*b, &*c].into_iter().zip(targets).enumerate() {
-            // SAFETY: `staged` is pinned memory of staged.len() scalars, a
-            // region no other piece uses, untouched until the caller has
-            // waited for the stream; the C++ side checks the device and the
-            // range of `to`.
-            unsafe {
-                ffi::queue_upload(
-                    guard.ffi_device(),
-                    stream,
-                    slot % 2,
-                    staged.as_ptr().cast::<u64>(),
-                    staged.len(),
-                    to.inner(),
-                    k * piece,
-                )
-            }
-            .map_err(GpuError::from)?;
+            queue_piece(guard, stream, slot, staged, to, k * piece)?;
         }
         queueing += filled.elapsed();
     }
@@ -212,6 +298,33 @@ fn queue_pieces<E: From<GpuError>>(
         filling.as_secs_f64(),
         queueing.as_secs_f64()
     );
+    Ok(())
+}
+
+/// Queues the copy of `staged` (one of a, b, c's pieces in pinned memory)
+/// into `to` at `offset` on `stream`, on slot `slot % 2`.
+fn queue_piece(
+    guard: &DeviceGuard<'_>,
+    stream: &ffi::UploadStream,
+    slot: usize,
+    staged: &[Scalar],
+    to: &DeviceScalars,
+    offset: usize,
+) -> Result<(), GpuError> {
+    // SAFETY: `staged` is pinned memory of staged.len() scalars, a region no
+    // other piece uses, untouched until the caller has waited for the
+    // stream; the C++ side checks the device and the range of `to`.
+    unsafe {
+        ffi::queue_upload(
+            guard.ffi_device(),
+            stream,
+            slot % 2,
+            staged.as_ptr().cast::<u64>(),
+            staged.len(),
+            to.inner(),
+            offset,
+        )
+    }?;
     Ok(())
 }
 
