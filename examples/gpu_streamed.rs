@@ -45,6 +45,8 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // RUST_LOG=groth16_gpu=debug prints where each streamed MSM's time goes.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let repeats: usize = std::env::var("REPEATS")
         .ok()
         .and_then(|r| r.parse().ok())
