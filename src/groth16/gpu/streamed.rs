@@ -36,12 +36,6 @@ const FEWEST_CHUNKS: usize = 4;
 /// where even these do not fit, the upload's out-of-memory error says so.
 const FEWEST_CHUNK_POINTS: usize = 1 << 12;
 
-/// Queries streamed side by side: the G2 query beside the G1 ones. Each
-/// query's sums wait on its own chunks' uploads, so one after another left
-/// the device idle between them (2^22 on an H100: the G2 query 0.18 s and
-/// each G1 query 0.09 s, of which its uploads 0.05 s).
-const LANES: u64 = 2;
-
 /// Chunk size forced by a test (0: chosen from free memory).
 static FORCED_CHUNK_POINTS: AtomicUsize = AtomicUsize::new(0);
 
@@ -61,10 +55,9 @@ pub fn set_stream_chunk_points_for_tests(points: Option<usize>) {
 /// given `free` device bytes and `staged` points of room in the staging
 /// buffer: three chunks live at once (one summed, one waiting, one crossing
 /// the bus) beside [`RESERVE_BYTES`] and a quarter of what is left for the
-/// MSM's own working memory; at least [`FEWEST_CHUNKS`] a query. Each of
-/// [`LANES`] queries side by side takes its share of that.
+/// MSM's own working memory; at least [`FEWEST_CHUNKS`] a query.
 fn chunk_points(free: u64, point_bytes: u64, len: usize, staged: usize) -> usize {
-    let for_chunks = free.saturating_sub(RESERVE_BYTES) / (4 * LANES);
+    let for_chunks = free.saturating_sub(RESERVE_BYTES) / 4;
     let fitting = usize::try_from(for_chunks / point_bytes.max(1)).unwrap_or(usize::MAX);
     fitting
         .min(staged)
@@ -93,9 +86,6 @@ pub fn prove_streamed(
     let h = h_coefficients(guard, &domain, &KeySizes::of(key), assignment)?;
     let h_done = started.elapsed();
     let uploads = DeviceMutex::new(guard.device().duplicate()?);
-    // The G2 lane launches through a guard of its own, as the resident
-    // prover's lanes do; the G1 queries run on the caller's.
-    let g2_lane = DeviceMutex::new(guard.device().duplicate()?);
     let staging = Mutex::new(
         STAGING
             .lock()
@@ -106,8 +96,8 @@ pub fn prove_streamed(
         key,
         assignment,
         &h,
-        &|bases, scalars| device_msm(guard, &uploads, &staging, bases, scalars),
-        &|bases, scalars| device_msm(&g2_lane.lock(), &uploads, &staging, bases, scalars),
+        &|bases, scalars| device_msm(guard, &uploads, &mut staging.lock(), bases, scalars),
+        &|bases, scalars| device_msm(guard, &uploads, &mut staging.lock(), bases, scalars),
     );
     STAGING.lock().push(staging.into_inner());
     let sums = sums?;
@@ -141,19 +131,18 @@ fn h_coefficients(
 /// Σ scalars·bases on the guard's device, a chunk at a time: each chunk
 /// copied into `staging` and uploaded from there through `uploads` (a
 /// second handle to the device, so the copy runs beside the sum) while the
-/// chunk before it is summed. The staging buffer is held only while a
-/// chunk is copied and uploaded, so queries side by side take turns.
+/// chunk before it is summed.
 fn device_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     uploads: &DeviceMutex,
-    staging: &Mutex<PointStaging>,
+    staging: &mut PointStaging,
     bases: &[G],
     scalars: &[Scalar],
 ) -> Result<G::Curve, Error>
 where
     G::Curve: Send + Sync,
 {
-    let room = staging.lock().points::<G>();
+    let room = staging.points::<G>();
     let chunk = match FORCED_CHUNK_POINTS.load(Ordering::Relaxed) {
         0 => {
             let free = guard.device().free_memory()?;
@@ -174,7 +163,6 @@ where
         scalars,
         chunk,
         |part, spare: Option<ResidentBases<G>>| {
-            let mut staging = staging.lock();
             let uploads = uploads.lock();
             let copy_started = Instant::now();
             let staged = staging.stage(part);
@@ -210,21 +198,15 @@ where
 pub(super) type QueryMsm<'a, G> =
     dyn Fn(&[G], &[Scalar]) -> Result<<G as PrimeCurveAffine>::Curve, Error> + 'a;
 
-/// A [`QueryMsm`] that another thread may call.
-pub(super) type SharedQueryMsm<'a, G> =
-    dyn Fn(&[G], &[Scalar]) -> Result<<G as PrimeCurveAffine>::Curve, Error> + Sync + 'a;
-
 /// The five MSMs of a proof with `h`'s coefficients, each through `g1` or
 /// `g2` (Σ scalars·bases, however they get the bases): the a and b
-/// queries' scalars gathered by their densities first. The G2 query runs
-/// on a thread of its own beside the G1 queries (one after another on
-/// this one): [`LANES`].
+/// queries' scalars gathered by their densities first.
 pub(super) fn streamed_sums(
     key: &ProvingKey,
     assignment: &Assignment,
     h: &[Scalar],
     g1: &QueryMsm<'_, G1Affine>,
-    g2: &SharedQueryMsm<'_, G2Affine>,
+    g2: &QueryMsm<'_, G2Affine>,
 ) -> Result<MsmSums, Error> {
     let (input, aux) = (&assignment.input, &assignment.aux);
     let mut a = Vec::with_capacity(key.a.len());
@@ -233,29 +215,14 @@ pub(super) fn streamed_sums(
     let mut b = Vec::with_capacity(key.b_g1.len());
     assignment.b_input_density.par_select_into(input, &mut b);
     assignment.b_aux_density.par_select_into(aux, &mut b);
-    let (b_g2, g1_sums) = std::thread::scope(|scope| {
-        let b = &b;
-        let g2_lane = scope.spawn(move || g2(&key.b_g2, b));
-        let g1_sums = (|| -> Result<_, Error> {
-            Ok((
-                g1(&key.h, h)?,
-                g1(&key.l, aux)?,
-                g1(&key.a, &a)?,
-                g1(&key.b_g1, b)?,
-            ))
-        })();
-        let b_g2 = g2_lane.join().unwrap_or_else(|_| {
-            Err(GpuError::Native("a streamed proof's G2 lane panicked".into()).into())
-        });
-        (b_g2, g1_sums)
-    });
-    let (h, l, a, b_g1) = g1_sums?;
+    // G2 first: the longest, and the same bus time per point as two G1s.
+    let b_g2 = g2(&key.b_g2, &b)?;
     Ok(MsmSums {
-        b_g2: b_g2?,
-        h,
-        l,
-        a,
-        b_g1,
+        b_g2,
+        h: g1(&key.h, h)?,
+        l: g1(&key.l, aux)?,
+        a: g1(&key.a, &a)?,
+        b_g1: g1(&key.b_g1, &b)?,
     })
 }
 
@@ -513,14 +480,10 @@ mod tests {
     }
 
     #[test]
-    fn each_lane_s_chunks_fill_its_share_of_a_quarter_of_what_is_free() {
+    fn chunks_fill_a_quarter_of_what_is_free_within_bounds() {
         let (len, room) = (1 << 30, 1 << 30);
         let free = RESERVE_BYTES + (4 << 30);
-        // Each lane's three chunks within its share of a quarter.
-        assert_eq!(
-            chunk_points(free, 96, len, room),
-            (1 << 30) / 96 / LANES as usize
-        );
+        assert_eq!(chunk_points(free, 96, len, room), (1 << 30) / 96);
         // Never fewer than FEWEST_CHUNK_POINTS, never more than the
         // staging holds, at least FEWEST_CHUNKS a query.
         assert_eq!(chunk_points(0, 96, len, room), FEWEST_CHUNK_POINTS);
