@@ -383,7 +383,9 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         ("key upload (once)", run.key_upload),
         ("synthesis (witness + A/B/C)", run.synthesis),
         ("  upload a/b/c + split", stages.upload),
-        ("  H polynomial (NTTs)", stages.h_polynomial),
+        // On the GPU, a, b and c may reach the coset during their upload
+        // (HInputs::upload_staged): this row is the H polynomial's rest.
+        ("  H polynomial (after upload)", stages.h_polynomial),
         ("  MSM h", stages.msm_h),
         ("  MSM l", stages.msm_l),
         ("  MSM a", stages.msm_a),
