@@ -299,11 +299,16 @@ struct HPolynomial::State {
     if (landed) cudaEventDestroy(landed);
   }
 
-  /// `values` on this state's device and of its length, not yet on the coset.
-  void check_input(const GpuDevice& device, const DeviceScalars& values) const {
+  /// `device` is the one this state was made on.
+  void check_device(const GpuDevice& device) const {
     if (device.cuda_ordinal() != ordinal) {
       throw std::invalid_argument("an H polynomial's work used with another device");
     }
+  }
+
+  /// `values` on this state's device and of its length, not yet on the coset.
+  void check_input(const GpuDevice& device, const DeviceScalars& values) const {
+    check_device(device);
     check_on_device(device, values, m, "H polynomial's input");
     if (is_on_coset(values)) {
       throw std::invalid_argument("H polynomial's input already on the coset");
@@ -373,9 +378,7 @@ void h_to_coset_after_uploads(const GpuDevice& device, const HPolynomial& h,
 void h_quotient(const GpuDevice& device, const HPolynomial& h, const DeviceScalars& a,
                 const DeviceScalars& b, const DeviceScalars& c, float* device_ms) {
   HPolynomial::State& s = h.state();
-  if (device.cuda_ordinal() != s.ordinal) {
-    throw std::invalid_argument("an H polynomial's work used with another device");
-  }
+  s.check_device(device);
   for (const DeviceScalars* values : {&a, &b, &c}) {
     check_on_device(device, *values, s.m, "H polynomial's a, b, c");
     if (!s.is_on_coset(*values)) {
