@@ -129,14 +129,15 @@ pub(crate) mod ffi {
             out_words: usize,
             device_ms: *mut f32,
         ) -> Result<u32>;
-        /// msm_windows over scalars already on the device, with the bases
-        /// from `first`.
+        /// msm_windows over the `n` scalars already on the device from
+        /// `scalar_first`, with the bases from `first`.
         #[allow(clippy::too_many_arguments)]
         unsafe fn msm_windows_resident(
             device: &GpuDevice,
             bases: &MsmBases,
             first: usize,
             scalars: &DeviceScalars,
+            scalar_first: usize,
             n: usize,
             out: *mut u64,
             out_words: usize,

@@ -19,7 +19,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use circuits::*;
 use ff::Field;
 use groth16_gpu::backend::cuda::{
-    reserve_device_memory, DeviceReservation, PointStaging, ResidentBases,
+    reserve_device_memory, DeviceReservation, DeviceScalars, PointStaging, ResidentBases,
 };
 use groth16_gpu::device::DeviceMutex;
 use groth16_gpu::groth16::gpu::{
@@ -31,7 +31,7 @@ use groth16_gpu::synthesis::synthesize;
 use groth16_gpu::{create_proof_batch, generate_random_parameters, Error, ProverPool};
 use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
-use msm_inputs::{expected_g2, random_bases};
+use msm_inputs::{expected_g1, expected_g2, random_bases};
 use prover_checks::{bellperson_accepts, circuit_of, field_heavy, fresh_rng, key_and_assignment};
 use std::sync::Arc;
 
@@ -174,6 +174,72 @@ fn refilled_bases_sum_as_new_ones() {
     let mut copied = ResidentBases::upload(&guard, &g2[..64]).unwrap();
     copied.precompute(&guard, Some(16)).unwrap();
     assert!(copied.refill(&guard, &g2[..10]).is_err());
+}
+
+#[test]
+fn chunks_read_their_share_of_scalars_left_on_the_device() {
+    let _memory = gpu::shared_device_memory();
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let guard = devices[0].lock();
+    let mut rng = fresh_rng();
+    // Scalars as the H polynomial leaves them: on the device, longer than
+    // any one chunk, with 0, 1, r - 1 and a repeated base among them.
+    let mut scalars = msm_inputs::random_scalars(3001, &mut rng);
+    for (at, value) in [(0, Scalar::ZERO), (1, Scalar::ONE), (1999, -Scalar::ONE)] {
+        scalars[at] = value;
+    }
+    let on_device = DeviceScalars::upload(&guard, &scalars, 3072).unwrap();
+    let mut g1 = random_bases::<G1Affine>(1000, &mut rng);
+    g1[7] = g1[6];
+    g1[8] = G1Affine::identity();
+    let chunk = ResidentBases::upload(&guard, &g1).unwrap();
+    for (first, n) in [
+        (0, 1000),
+        (1, 999),
+        (1999, 1000),
+        (2072, 1000),
+        (3071, 1),
+        (17, 0),
+    ] {
+        let got = chunk
+            .msm_device_scalars_from(&guard, &on_device, first, n)
+            .unwrap();
+        // Past the uploaded values the buffer holds zeros.
+        let mut want: Vec<Scalar> = scalars.iter().skip(first).take(n).copied().collect();
+        want.resize(n, Scalar::ZERO);
+        assert_eq!(
+            got,
+            expected_g1(&g1[..n], &want),
+            "{n} scalars from {first}"
+        );
+    }
+    let g2 = random_bases::<G2Affine>(300, &mut rng);
+    let g2_chunk = ResidentBases::upload(&guard, &g2).unwrap();
+    assert_eq!(
+        g2_chunk
+            .msm_device_scalars_from(&guard, &on_device, 1900, 300)
+            .unwrap(),
+        expected_g2(&g2, &scalars[1900..2200])
+    );
+    // Past the scalars or the bases: refused, nothing read.
+    assert!(chunk
+        .msm_device_scalars_from(&guard, &on_device, 2073, 1000)
+        .is_err());
+    assert!(chunk
+        .msm_device_scalars_from(&guard, &on_device, usize::MAX, 2)
+        .is_err());
+    assert!(chunk
+        .msm_device_scalars_from(&guard, &on_device, 0, 1001)
+        .is_err());
+    // The device still works after the refusals.
+    assert_eq!(
+        chunk
+            .msm_device_scalars_from(&guard, &on_device, 5, 10)
+            .unwrap(),
+        expected_g1(&g1[..10], &scalars[5..15])
+    );
 }
 
 /// Holds all but `left` bytes of every shared device's memory.

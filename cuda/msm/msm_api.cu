@@ -225,15 +225,17 @@ uint32_t msm_windows_indexed(const GpuDevice& device, const MsmBases& bases,
 }
 
 uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases, size_t first,
-                              const DeviceScalars& scalars, size_t n, uint64_t* out,
-                              size_t out_words, float* device_ms) {
+                              const DeviceScalars& scalars, size_t scalar_first, size_t n,
+                              uint64_t* out, size_t out_words, float* device_ms) {
   require_on_device(device, scalars.ordinal(), "MSM scalars");
-  if (n > scalars.len()) {
-    throw std::invalid_argument("MSM of " + std::to_string(n) + " scalars over " +
+  if (scalar_first > scalars.len() || n > scalars.len() - scalar_first) {
+    throw std::invalid_argument("MSM of " + std::to_string(n) + " scalars from " +
+                                std::to_string(scalar_first) + " over " +
                                 std::to_string(scalars.len()) + " resident scalars");
   }
-  return msm_windows(device, bases, first, static_cast<const uint64_t*>(scalars.data()), n, out,
-                     out_words, device_ms);
+  // A scalar is four 64-bit words, as the host side lays them out.
+  const uint64_t* words = static_cast<const uint64_t*>(scalars.data()) + scalar_first * 4;
+  return msm_windows(device, bases, first, words, n, out, out_words, device_ms);
 }
 
 void batch_add(const GpuDevice& device, const MsmBases& bases, size_t first,

@@ -140,11 +140,12 @@ uint32_t msm_windows_indexed(const GpuDevice& device, const MsmBases& bases,
                              const uint64_t* scalars, const uint32_t* indices, size_t n,
                              uint64_t* out, size_t out_words, float* device_ms);
 
-/// msm_windows over the first `n` scalars already on the device, times the
-/// bases from `first`.
+/// msm_windows over the `n` scalars already on the device from
+/// `scalar_first`, times the bases from `first` (a streamed chunk of bases
+/// reads its share of a resident H polynomial from where it starts).
 uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases, size_t first,
-                              const DeviceScalars& scalars, size_t n, uint64_t* out,
-                              size_t out_words, float* device_ms);
+                              const DeviceScalars& scalars, size_t scalar_first, size_t n,
+                              uint64_t* out, size_t out_words, float* device_ms);
 
 /// Σ of the bases[first + i] whose bit i is set (bit i of bitmap word
 /// i / 64), for i < n (first + n <= bases.len()); writes one Jacobian point

@@ -63,18 +63,29 @@ impl HInputs {
         c: &[Scalar],
     ) -> Result<Self, GpuError> {
         let m = domain.size();
-        if a.len() != b.len() || a.len() != c.len() || a.len() > m {
-            return Err(GpuError::Native(format!(
-                "H polynomial of {}, {} and {} evaluations over a domain of {m}",
-                a.len(),
-                b.len(),
-                c.len()
-            )));
-        }
+        check_lengths(m, a, b, c)?;
         Ok(Self::from_device(
             DeviceScalars::upload(guard, a, m)?,
             DeviceScalars::upload(guard, b, m)?,
             DeviceScalars::upload(guard, c, m)?,
+        ))
+    }
+
+    /// [`upload`](Self::upload) through `uploader`'s two pinned slots, at
+    /// the bus's speed without a pinned buffer of all three (a streamed
+    /// proof has no key holding one).
+    pub fn upload_through(
+        guard: &DeviceGuard<'_>,
+        domain: &Domain,
+        [a, b, c]: [&[Scalar]; 3],
+        uploader: &mut ScalarUploader,
+    ) -> Result<Self, GpuError> {
+        let m = domain.size();
+        check_lengths(m, a, b, c)?;
+        Ok(Self::from_device(
+            uploader.upload(guard, a, m)?,
+            uploader.upload(guard, b, m)?,
+            uploader.upload(guard, c, m)?,
         ))
     }
 
@@ -202,6 +213,19 @@ impl HInputs {
         drop(work);
         Ok((self.a, device_ms))
     }
+}
+
+/// a, b, c of one length, no longer than the domain's `m`.
+fn check_lengths(m: usize, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<(), GpuError> {
+    if a.len() != b.len() || a.len() != c.len() || a.len() > m {
+        return Err(GpuError::Native(format!(
+            "H polynomial of {}, {} and {} evaluations over a domain of {m}",
+            a.len(),
+            b.len(),
+            c.len()
+        )));
+    }
+    Ok(())
 }
 
 /// The H polynomial's work over `domain` on the guard's device: its

@@ -334,7 +334,7 @@ where
         };
         let upload_ms = started.elapsed().as_secs_f32() * 1e3;
         Some(
-            self.msm_device_range(guard, first, &on_device, scalars.len())
+            self.msm_device_range(guard, first, &on_device, 0, scalars.len())
                 .map(|(sum, timing)| {
                     let device_ms = timing.device_ms + upload_ms;
                     (
@@ -409,30 +409,52 @@ where
         scalars: &DeviceScalars,
         n: usize,
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
-        self.msm_device_range(guard, 0, scalars, n)
+        self.msm_device_range(guard, 0, scalars, 0, n)
     }
 
-    /// Σ `scalars[i]` · `bases[first + i]` over the first `n` scalars of a
-    /// buffer on the device.
+    /// Σ `scalars[scalar_first + i]` · `bases[i]` over `n` scalars of a
+    /// buffer on the device: a chunk of a streamed query's bases times its
+    /// share of scalars that stay on the device (the H polynomial's).
+    pub fn msm_device_scalars_from(
+        &self,
+        guard: &DeviceGuard<'_>,
+        scalars: &DeviceScalars,
+        scalar_first: usize,
+        n: usize,
+    ) -> Result<G::Curve, GpuError> {
+        self.msm_device_range(guard, 0, scalars, scalar_first, n)
+            .map(|(sum, _)| sum)
+    }
+
+    /// Σ `scalars[scalar_first + i]` · `bases[first + i]` over `n` scalars
+    /// of a buffer on the device.
     fn msm_device_range(
         &self,
         guard: &DeviceGuard<'_>,
         first: usize,
         scalars: &DeviceScalars,
+        scalar_first: usize,
         n: usize,
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
-        if n > scalars.len() {
-            return Err(mismatch("MSM over resident scalars", n, scalars.len()));
+        match scalar_first.checked_add(n) {
+            Some(end) if end <= scalars.len() => {}
+            _ => {
+                return Err(GpuError::Native(format!(
+                    "MSM over resident scalars: scalars {scalar_first}..{scalar_first}+{n}, but {} are resident",
+                    scalars.len()
+                )))
+            }
         }
         self.check_range("MSM over resident scalars and bases", first, n)?;
         // SAFETY: the C++ side checks the scalars' and bases' devices, the
-        // group and the lengths.
+        // group and the ranges of both.
         self.run_windows(n, |out, out_words, device_ms| unsafe {
             ffi::msm_windows_resident(
                 guard.ffi_device(),
                 self.bases(),
                 first,
                 scalars.inner(),
+                scalar_first,
                 n,
                 out,
                 out_words,

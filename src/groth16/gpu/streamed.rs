@@ -5,18 +5,21 @@
 //! current one. Every proof moves the whole key (seconds at 2^27 over
 //! PCIe), so a resident key is much faster; the CPU prover is slower still.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use blstrs::{G1Affine, G2Affine, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, Scalar};
 use group::prime::PrimeCurveAffine;
 use group::Group;
 use parking_lot::Mutex;
 
 use super::key::{ensure_free_memory, h_polynomial_bytes};
 use crate::backend::cpu::{compute_h, Domain};
-use crate::backend::cuda::{h_polynomial, GpuCurve, PointStaging, ResidentBases};
+use crate::backend::cuda::{
+    DeviceScalars, GpuCurve, HInputs, PointStaging, ResidentBases, ScalarUploader,
+};
 use crate::device::{DeviceGuard, DeviceMutex, GpuError};
 use crate::groth16::prover::{assemble, check_delta, check_key_fits, KeySizes, MsmSums};
 use crate::groth16::Proof;
@@ -41,6 +44,9 @@ static FORCED_CHUNK_POINTS: AtomicUsize = AtomicUsize::new(0);
 
 /// Staging buffers not in use, kept for the next streamed proofs.
 static STAGING: Mutex<Vec<PointStaging>> = Mutex::new(Vec::new());
+/// Scalar uploaders (a, b, c's way to the device) not in use, each bound to
+/// its device, kept for the next streamed proofs.
+static UPLOADERS: Mutex<Vec<ScalarUploader>> = Mutex::new(Vec::new());
 
 /// Makes every later streamed proof in this process cut its queries into
 /// chunks of `points` (`None`: chosen from the device's free memory), so
@@ -67,11 +73,12 @@ fn chunk_points(free: u64, point_bytes: u64, len: usize, staged: usize) -> usize
 
 /// Proves `assignment` with `key` on the guard's device without making the
 /// key resident: the H polynomial on the device where its four domains fit
-/// (else on the CPU), then each MSM a chunk of points at a time. The same
-/// proof as [`prove`](crate::groth16::prove) and
-/// [`start_proof`](super::start_proof). A key that does not fit the
-/// circuit is an error before any work; too little free device memory for
-/// even small chunks is [`GpuError::OutOfMemory`], the device still usable.
+/// (else on the CPU), then each MSM a chunk of points at a time, the H
+/// query's first, reading h where it lies. The same proof as
+/// [`prove`](crate::groth16::prove) and [`start_proof`](super::start_proof).
+/// A key that does not fit the circuit is an error before any work; too
+/// little free device memory for even small chunks is
+/// [`GpuError::OutOfMemory`], the device still usable.
 pub fn prove_streamed(
     guard: &DeviceGuard<'_>,
     key: &ProvingKey,
@@ -92,12 +99,30 @@ pub fn prove_streamed(
             .pop()
             .unwrap_or_else(|| PointStaging::new(guard, STAGING_BYTES)),
     );
+    let (uploads, staging_ref) = (&uploads, &staging);
+    let msm = |bases: &[G1Affine], scalars: QueryScalars<'_>| {
+        device_msm(guard, uploads, &mut staging_ref.lock(), bases, scalars)
+    };
+    // h is dropped once its query is summed: the device's memory goes to
+    // the other queries' chunks.
+    let h_sum = move |bases: &[G1Affine]| match h {
+        HCoefficients::OnDevice(h) => msm(bases, QueryScalars::OnDevice(&h)),
+        HCoefficients::OnHost(h) => msm(bases, QueryScalars::OnHost(&h)),
+    };
     let sums = streamed_sums(
         key,
         assignment,
-        &h,
-        &|bases, scalars| device_msm(guard, &uploads, &mut staging.lock(), bases, scalars),
-        &|bases, scalars| device_msm(guard, &uploads, &mut staging.lock(), bases, scalars),
+        h_sum,
+        &|bases, scalars| msm(bases, QueryScalars::OnHost(scalars)),
+        &|bases, scalars| {
+            device_msm(
+                guard,
+                uploads,
+                &mut staging_ref.lock(),
+                bases,
+                QueryScalars::OnHost(scalars),
+            )
+        },
     );
     STAGING.lock().push(staging.into_inner());
     let sums = sums?;
@@ -110,38 +135,79 @@ pub fn prove_streamed(
     Ok(assemble(&key.vk, &sums, r, s))
 }
 
-/// H's coefficients on the host: computed on the device where a, b, c and
-/// the twiddles fit beside a chunk's room, else on the CPU.
+/// H's coefficients, the H MSM's scalars: left on the device that computed
+/// them, or on the host where the device had no room.
+enum HCoefficients {
+    OnDevice(DeviceScalars),
+    OnHost(Vec<Scalar>),
+}
+
+/// H's coefficients: computed on the device where a, b, c and the twiddles
+/// fit beside a chunk's room (a, b, c sent through pinned slots, h left
+/// there), else on the CPU.
 fn h_coefficients(
     guard: &DeviceGuard<'_>,
     domain: &Domain,
     sizes: &KeySizes,
     assignment: &Assignment,
-) -> Result<Vec<Scalar>, Error> {
+) -> Result<HCoefficients, Error> {
     let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
     let needed = h_polynomial_bytes(sizes) + RESERVE_BYTES;
     if let Err(error) = ensure_free_memory(guard.device(), "the H polynomial", needed) {
         log::debug!("{error}; the H polynomial on the CPU");
-        return Ok(compute_h(domain, a, b, c));
+        return Ok(HCoefficients::OnHost(compute_h(domain, a, b, c)));
     }
-    let (on_device, _) = h_polynomial(guard, domain, a, b, c)?;
-    Ok(on_device.download(guard, domain.size() - 1)?)
+    let ordinal = guard.device().ordinal();
+    let kept = {
+        let mut kept = UPLOADERS.lock();
+        let mine = kept.iter().position(|u| u.ordinal() == ordinal);
+        mine.map(|at| kept.swap_remove(at))
+    };
+    let mut uploader = match kept {
+        Some(uploader) => uploader,
+        None => ScalarUploader::new(guard)?,
+    };
+    let inputs = HInputs::upload_through(guard, domain, [a, b, c], &mut uploader);
+    UPLOADERS.lock().push(uploader);
+    let (h, _) = inputs?.compute(guard, domain)?;
+    Ok(HCoefficients::OnDevice(h))
+}
+
+/// Where a streamed query's scalars lie: on the host (each chunk's share
+/// copied by the driver), or already on the device (the H polynomial's,
+/// each chunk reading its share where it lies).
+#[derive(Clone, Copy)]
+enum QueryScalars<'a> {
+    OnHost(&'a [Scalar]),
+    OnDevice(&'a DeviceScalars),
 }
 
 /// Σ scalars·bases on the guard's device, a chunk at a time: each chunk
 /// copied into `staging` and uploaded from there through `uploads` (a
 /// second handle to the device, so the copy runs beside the sum) while the
-/// chunk before it is summed.
+/// chunk before it is summed. Scalars on the host must match the bases in
+/// number; scalars on the device may run past them (the H polynomial's
+/// last, zero, coefficient).
 fn device_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     uploads: &DeviceMutex,
     staging: &mut PointStaging,
     bases: &[G],
-    scalars: &[Scalar],
+    scalars: QueryScalars<'_>,
 ) -> Result<G::Curve, Error>
 where
     G::Curve: Send + Sync,
 {
+    let (scalar_count, enough) = match scalars {
+        QueryScalars::OnHost(values) => (values.len(), values.len() == bases.len()),
+        QueryScalars::OnDevice(values) => (values.len(), values.len() >= bases.len()),
+    };
+    if !enough {
+        return Err(Error::LengthMismatch {
+            bases: bases.len(),
+            scalars: scalar_count,
+        });
+    }
     let room = staging.points::<G>();
     let chunk = match FORCED_CHUNK_POINTS.load(Ordering::Relaxed) {
         0 => {
@@ -156,11 +222,10 @@ where
     let (mut staging_time, mut upload_time, mut sum_time) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let started = Instant::now();
-    // The scalars go by the driver's copy: pinned slots made per chunk's
+    // Host scalars go by the driver's copy: pinned slots made per chunk's
     // bases would cost more than they save.
     let total = chunked_sum(
         bases,
-        scalars,
         chunk,
         |part, spare: Option<ResidentBases<G>>| {
             let uploads = uploads.lock();
@@ -175,17 +240,26 @@ where
             upload_time += upload_started.elapsed();
             Ok(resident?)
         },
-        |resident, part| {
+        |resident, range| {
             let sum_started = Instant::now();
-            let sum = resident.msm_range_direct(guard, 0, part);
+            let sum = match scalars {
+                QueryScalars::OnHost(values) => resident.msm_range_direct(guard, 0, &values[range]),
+                QueryScalars::OnDevice(values) => {
+                    resident.msm_device_scalars_from(guard, values, range.start, range.len())
+                }
+            };
             sum_time += sum_started.elapsed();
             Ok(sum?)
         },
     );
     log::debug!(
-        "streamed MSM of {} points on GPU {} in chunks of {chunk}: {:.3} s, the uploader {:.3} s staging and {:.3} s uploading, the sums {:.3} s",
+        "streamed MSM of {} points on GPU {} in chunks of {chunk}, scalars {}: {:.3} s, the uploader {:.3} s staging and {:.3} s uploading, the sums {:.3} s",
         bases.len(),
         guard.device().ordinal(),
+        match scalars {
+            QueryScalars::OnHost(_) => "from the host",
+            QueryScalars::OnDevice(_) => "on the device",
+        },
         started.elapsed().as_secs_f64(),
         staging_time.as_secs_f64(),
         upload_time.as_secs_f64(),
@@ -198,16 +272,19 @@ where
 pub(super) type QueryMsm<'a, G> =
     dyn Fn(&[G], &[Scalar]) -> Result<<G as PrimeCurveAffine>::Curve, Error> + 'a;
 
-/// The five MSMs of a proof with `h`'s coefficients, each through `g1` or
-/// `g2` (Σ scalars·bases, however they get the bases): the a and b
-/// queries' scalars gathered by their densities first.
+/// The five MSMs of a proof: the H query's through `h` (Σ h's
+/// coefficients·bases, wherever they lie), first, so that the memory h
+/// holds is free for the rest; the others each through `g1` or `g2` (Σ
+/// scalars·bases, however they get the bases), the a and b queries'
+/// scalars gathered by their densities first.
 pub(super) fn streamed_sums(
     key: &ProvingKey,
     assignment: &Assignment,
-    h: &[Scalar],
+    h: impl FnOnce(&[G1Affine]) -> Result<G1Projective, Error>,
     g1: &QueryMsm<'_, G1Affine>,
     g2: &QueryMsm<'_, G2Affine>,
 ) -> Result<MsmSums, Error> {
+    let h = h(&key.h)?;
     let (input, aux) = (&assignment.input, &assignment.aux);
     let mut a = Vec::with_capacity(key.a.len());
     a.extend_from_slice(input);
@@ -215,11 +292,9 @@ pub(super) fn streamed_sums(
     let mut b = Vec::with_capacity(key.b_g1.len());
     assignment.b_input_density.par_select_into(input, &mut b);
     assignment.b_aux_density.par_select_into(aux, &mut b);
-    // G2 first: the longest, and the same bus time per point as two G1s.
-    let b_g2 = g2(&key.b_g2, &b)?;
     Ok(MsmSums {
-        b_g2,
-        h: g1(&key.h, h)?,
+        h,
+        b_g2: g2(&key.b_g2, &b)?,
         l: g1(&key.l, aux)?,
         a: g1(&key.a, &a)?,
         b_g1: g1(&key.b_g1, &b)?,
@@ -229,21 +304,14 @@ pub(super) fn streamed_sums(
 /// Σ over chunks of `chunk` points: `upload` makes a chunk of bases ready
 /// (on a thread of its own, one chunk ahead; given a chunk already summed
 /// to refill where one is back, so that at most three are ever made),
-/// `sum` adds its scalars' share. An error on either side stops both and
-/// is returned (the sum's first).
+/// `sum` adds the share of the scalars at the chunk's range of indices. An
+/// error on either side stops both and is returned (the sum's first).
 pub(super) fn chunked_sum<B: Sync, C: Send, S: Group>(
     bases: &[B],
-    scalars: &[Scalar],
     chunk: usize,
     mut upload: impl FnMut(&[B], Option<C>) -> Result<C, Error> + Send,
-    mut sum: impl FnMut(&C, &[Scalar]) -> Result<S, Error>,
+    mut sum: impl FnMut(&C, Range<usize>) -> Result<S, Error>,
 ) -> Result<S, Error> {
-    if bases.len() != scalars.len() {
-        return Err(Error::LengthMismatch {
-            bases: bases.len(),
-            scalars: scalars.len(),
-        });
-    }
     let chunk = chunk.max(1);
     std::thread::scope(|scope| {
         // One chunk waits here while the next is uploaded.
@@ -261,8 +329,11 @@ pub(super) fn chunked_sum<B: Sync, C: Send, S: Group>(
         });
         let mut total = S::identity();
         let mut summed = Ok(());
-        for (part, resident) in scalars.chunks(chunk).zip(chunks.iter()) {
-            match sum(&resident, part) {
+        let ranges = (0..bases.len())
+            .step_by(chunk)
+            .map(|first| first..bases.len().min(first + chunk));
+        for (range, resident) in ranges.zip(chunks.iter()) {
+            match sum(&resident, range) {
                 Ok(value) => total += value,
                 Err(error) => {
                     summed = Err(error);
@@ -346,12 +417,17 @@ mod tests {
     where
         G::Curve: Send + Sync,
     {
+        if bases.len() != scalars.len() {
+            return Err(Error::LengthMismatch {
+                bases: bases.len(),
+                scalars: scalars.len(),
+            });
+        }
         chunked_sum(
             bases,
-            scalars,
             chunk,
             |p, _| Ok(p.to_vec()),
-            |p: &Vec<G>, s| msm(p, s),
+            |p: &Vec<G>, range| msm(p, &scalars[range]),
         )
     }
 
@@ -378,7 +454,6 @@ mod tests {
             let made = std::sync::atomic::AtomicUsize::new(0);
             let sum = chunked_sum(
                 &bases,
-                &scalars,
                 chunk,
                 |part, spare: Option<Vec<G1Affine>>| {
                     uploads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -391,7 +466,11 @@ mod tests {
                     buffer.extend_from_slice(part);
                     Ok(buffer)
                 },
-                |part: &Vec<G1Affine>, scalars| msm(part, scalars),
+                |part: &Vec<G1Affine>, range: Range<usize>| {
+                    // Each chunk's scalars are its bases' own.
+                    assert_eq!(part[..], bases[range.clone()]);
+                    msm(part, &scalars[range])
+                },
             )
             .unwrap();
             assert_eq!(sum, whole, "chunks of {chunk}");
@@ -410,7 +489,6 @@ mod tests {
         let scalars = vec![Scalar::ONE; 100];
         let failing_upload = chunked_sum(
             &bases,
-            &scalars,
             10,
             |part: &[G1Affine], _| {
                 if part.as_ptr() == bases[50..].as_ptr() {
@@ -418,7 +496,7 @@ mod tests {
                 }
                 Ok(part.to_vec())
             },
-            |part: &Vec<G1Affine>, scalars| msm(part, scalars),
+            |part: &Vec<G1Affine>, range| msm(part, &scalars[range]),
         );
         assert!(
             matches!(failing_upload, Err(Error::Gpu(GpuError::Native(m))) if m == "upload failed")
@@ -426,15 +504,14 @@ mod tests {
         let mut sums = 0;
         let failing_sum = chunked_sum(
             &bases,
-            &scalars,
             10,
             |part, _| Ok(part.to_vec()),
-            |part: &Vec<G1Affine>, scalars| {
+            |part: &Vec<G1Affine>, range| {
                 sums += 1;
                 if sums == 3 {
                     return Err(GpuError::Native("sum failed".into()).into());
                 }
-                msm(part, scalars)
+                msm(part, &scalars[range])
             },
         );
         assert!(matches!(failing_sum, Err(Error::Gpu(GpuError::Native(m))) if m == "sum failed"));
@@ -466,7 +543,7 @@ mod tests {
             let sums = streamed_sums(
                 &key,
                 &assignment,
-                &h,
+                |bases| cpu_chunked(bases, &h, chunk),
                 &|bases, scalars| cpu_chunked(bases, scalars, chunk),
                 &|bases, scalars| cpu_chunked(bases, scalars, chunk),
             )
