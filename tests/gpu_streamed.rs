@@ -24,7 +24,7 @@ use groth16_gpu::backend::cuda::{
 use groth16_gpu::device::DeviceMutex;
 use groth16_gpu::groth16::gpu::{
     proofs_by_device, prove_streamed, release_resident_keys, resident_keys,
-    set_stream_chunk_points_for_tests, GpuProvingKey,
+    set_stream_chunk_points_for_tests, set_stream_scalars_from_host_for_tests, GpuProvingKey,
 };
 use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::synthesize;
@@ -45,20 +45,30 @@ fn streamed_proofs_are_the_cpu_provers() {
     let guard = devices[0].lock();
     let mut rng = fresh_rng();
     // Chunks of one point, of a size that divides no query, and chosen
-    // from free memory (one chunk a query here).
-    for (steps, chunk) in [
-        (100, Some(1)),
-        ((1 << 12) - 3, Some(1000)),
-        ((1 << 16) - 3, Some(4099)),
-        ((1 << 16) - 3, None),
+    // from free memory (one chunk a query here); the queries' scalars sent
+    // up once, or (as where the device has no room) left on the host.
+    for (steps, chunk, from_host) in [
+        (100, Some(1), false),
+        (100, Some(3), true),
+        ((1 << 12) - 3, Some(1000), false),
+        ((1 << 12) - 3, Some(1000), true),
+        ((1 << 16) - 3, Some(4099), false),
+        ((1 << 16) - 3, None, false),
+        ((1 << 16) - 3, None, true),
     ] {
         let (key, assignment) = field_heavy(steps, &mut rng);
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
         set_stream_chunk_points_for_tests(chunk);
+        set_stream_scalars_from_host_for_tests(from_host);
         let proof = prove_streamed(&guard, &key, &assignment, r, s);
         set_stream_chunk_points_for_tests(None);
+        set_stream_scalars_from_host_for_tests(false);
         let expected = prove(&key, &assignment, r, s).unwrap();
-        assert_eq!(proof.unwrap(), expected, "{steps} steps, chunks {chunk:?}");
+        assert_eq!(
+            proof.unwrap(),
+            expected,
+            "{steps} steps, chunks {chunk:?}, scalars from the host {from_host}"
+        );
     }
     // Queries that leave points out (a value only in C, many inputs),
     // r = s = 0, and 0/1 witnesses.

@@ -39,4 +39,6 @@ pub use prover::{
     finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof,
     start_proof_shaped, PendingProof,
 };
-pub use streamed::{prove_streamed, set_stream_chunk_points_for_tests};
+pub use streamed::{
+    prove_streamed, set_stream_chunk_points_for_tests, set_stream_scalars_from_host_for_tests,
+};

@@ -6,7 +6,7 @@
 //! PCIe), so a resident key is much faster; the CPU prover is slower still.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,9 @@ const FEWEST_CHUNK_POINTS: usize = 1 << 12;
 /// Chunk size forced by a test (0: chosen from free memory).
 static FORCED_CHUNK_POINTS: AtomicUsize = AtomicUsize::new(0);
 
+/// Set by a test: every query's host scalars stay on the host.
+static SCALARS_FROM_HOST: AtomicBool = AtomicBool::new(false);
+
 /// Staging buffers not in use, kept for the next streamed proofs.
 static STAGING: Mutex<Vec<PointStaging>> = Mutex::new(Vec::new());
 /// Scalar uploaders (a, b, c's way to the device) not in use, each bound to
@@ -55,6 +58,15 @@ static UPLOADERS: Mutex<Vec<ScalarUploader>> = Mutex::new(Vec::new());
 #[doc(hidden)]
 pub fn set_stream_chunk_points_for_tests(points: Option<usize>) {
     FORCED_CHUNK_POINTS.store(points.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Makes every later streamed proof in this process leave its queries'
+/// scalars on the host (each chunk's share copied by the driver), as where
+/// the device has no room for them, so tests take that path too. Results
+/// are the same either way.
+#[doc(hidden)]
+pub fn set_stream_scalars_from_host_for_tests(from_host: bool) {
+    SCALARS_FROM_HOST.store(from_host, Ordering::Relaxed);
 }
 
 /// Points in one chunk of a query of `len` points of `point_bytes` each,
@@ -90,7 +102,14 @@ pub fn prove_streamed(
     check_delta(&key.vk)?;
     let started = Instant::now();
     let domain = Domain::new(assignment.num_constraints())?;
-    let h = h_coefficients(guard, &domain, &KeySizes::of(key), assignment)?;
+    let uploader = Mutex::new(take_uploader(guard)?);
+    let h = h_coefficients(
+        guard,
+        &domain,
+        &KeySizes::of(key),
+        assignment,
+        &mut uploader.lock(),
+    )?;
     let h_done = started.elapsed();
     let uploads = DeviceMutex::new(guard.device().duplicate()?);
     let staging = Mutex::new(
@@ -99,9 +118,10 @@ pub fn prove_streamed(
             .pop()
             .unwrap_or_else(|| PointStaging::new(guard, STAGING_BYTES)),
     );
-    let (uploads, staging_ref) = (&uploads, &staging);
+    let (uploads, staging_ref, uploader_ref) = (&uploads, &staging, &uploader);
     let msm = |bases: &[G1Affine], scalars: QueryScalars<'_>| {
-        device_msm(guard, uploads, &mut staging_ref.lock(), bases, scalars)
+        let (staging, uploader) = (&mut staging_ref.lock(), &mut uploader_ref.lock());
+        device_msm(guard, uploads, staging, uploader, bases, scalars)
     };
     // h is dropped once its query is summed: the device's memory goes to
     // the other queries' chunks.
@@ -115,16 +135,13 @@ pub fn prove_streamed(
         h_sum,
         &|bases, scalars| msm(bases, QueryScalars::OnHost(scalars)),
         &|bases, scalars| {
-            device_msm(
-                guard,
-                uploads,
-                &mut staging_ref.lock(),
-                bases,
-                QueryScalars::OnHost(scalars),
-            )
+            let (staging, uploader) = (&mut staging_ref.lock(), &mut uploader_ref.lock());
+            let scalars = QueryScalars::OnHost(scalars);
+            device_msm(guard, uploads, staging, uploader, bases, scalars)
         },
     );
     STAGING.lock().push(staging.into_inner());
+    UPLOADERS.lock().push(uploader.into_inner());
     let sums = sums?;
     log::debug!(
         "streamed proof on GPU {}: H polynomial {:.3} s, MSMs {:.3} s",
@@ -142,14 +159,30 @@ enum HCoefficients {
     OnHost(Vec<Scalar>),
 }
 
+/// A scalar uploader for the guard's device: one kept from an earlier
+/// streamed proof, else a new one.
+fn take_uploader(guard: &DeviceGuard<'_>) -> Result<ScalarUploader, GpuError> {
+    let ordinal = guard.device().ordinal();
+    let kept = {
+        let mut kept = UPLOADERS.lock();
+        let mine = kept.iter().position(|u| u.ordinal() == ordinal);
+        mine.map(|at| kept.swap_remove(at))
+    };
+    match kept {
+        Some(uploader) => Ok(uploader),
+        None => ScalarUploader::new(guard),
+    }
+}
+
 /// H's coefficients: computed on the device where a, b, c and the twiddles
-/// fit beside a chunk's room (a, b, c sent through pinned slots, h left
-/// there), else on the CPU.
+/// fit beside a chunk's room (a, b, c sent through `uploader`'s pinned
+/// slots, h left there), else on the CPU.
 fn h_coefficients(
     guard: &DeviceGuard<'_>,
     domain: &Domain,
     sizes: &KeySizes,
     assignment: &Assignment,
+    uploader: &mut ScalarUploader,
 ) -> Result<HCoefficients, Error> {
     let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
     let needed = h_polynomial_bytes(sizes) + RESERVE_BYTES;
@@ -157,25 +190,14 @@ fn h_coefficients(
         log::debug!("{error}; the H polynomial on the CPU");
         return Ok(HCoefficients::OnHost(compute_h(domain, a, b, c)));
     }
-    let ordinal = guard.device().ordinal();
-    let kept = {
-        let mut kept = UPLOADERS.lock();
-        let mine = kept.iter().position(|u| u.ordinal() == ordinal);
-        mine.map(|at| kept.swap_remove(at))
-    };
-    let mut uploader = match kept {
-        Some(uploader) => uploader,
-        None => ScalarUploader::new(guard)?,
-    };
-    let inputs = HInputs::upload_through(guard, domain, [a, b, c], &mut uploader);
-    UPLOADERS.lock().push(uploader);
-    let (h, _) = inputs?.compute(guard, domain)?;
+    let inputs = HInputs::upload_through(guard, domain, [a, b, c], uploader)?;
+    let (h, _) = inputs.compute(guard, domain)?;
     Ok(HCoefficients::OnDevice(h))
 }
 
 /// Where a streamed query's scalars lie: on the host (each chunk's share
-/// copied by the driver), or already on the device (the H polynomial's,
-/// each chunk reading its share where it lies).
+/// copied by the driver), or on the device (the H polynomial's, or a
+/// query's sent up once), each chunk reading its share where it lies.
 #[derive(Clone, Copy)]
 enum QueryScalars<'a> {
     OnHost(&'a [Scalar]),
@@ -186,12 +208,14 @@ enum QueryScalars<'a> {
 /// copied into `staging` and uploaded from there through `uploads` (a
 /// second handle to the device, so the copy runs beside the sum) while the
 /// chunk before it is summed. Scalars on the host must match the bases in
-/// number; scalars on the device may run past them (the H polynomial's
-/// last, zero, coefficient).
+/// number, and go up first through `uploader` where they fit; scalars on
+/// the device may run past them (the H polynomial's last, zero,
+/// coefficient).
 fn device_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     uploads: &DeviceMutex,
     staging: &mut PointStaging,
+    uploader: &mut ScalarUploader,
     bases: &[G],
     scalars: QueryScalars<'_>,
 ) -> Result<G::Curve, Error>
@@ -208,6 +232,17 @@ where
             scalars: scalar_count,
         });
     }
+    let sent;
+    let scalars = match scalars {
+        QueryScalars::OnHost(values) => match send_scalars(guard, uploader, values)? {
+            Some(on_device) => {
+                sent = on_device;
+                QueryScalars::OnDevice(&sent)
+            }
+            None => scalars,
+        },
+        on_device => on_device,
+    };
     let room = staging.points::<G>();
     let chunk = match FORCED_CHUNK_POINTS.load(Ordering::Relaxed) {
         0 => {
@@ -222,8 +257,6 @@ where
     let (mut staging_time, mut upload_time, mut sum_time) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let started = Instant::now();
-    // Host scalars go by the driver's copy: pinned slots made per chunk's
-    // bases would cost more than they save.
     let total = chunked_sum(
         bases,
         chunk,
@@ -266,6 +299,30 @@ where
         sum_time.as_secs_f64(),
     );
     total
+}
+
+/// A query's host scalars sent to the guard's device through `uploader`'s
+/// pinned slots, where they take at most a quarter of its free memory
+/// (None where they would take more, or the device refuses them): the
+/// chunks then read their shares there, where each share's copy through
+/// the driver from pageable memory cost ~6 ms a chunk of 2^20 (H100).
+fn send_scalars(
+    guard: &DeviceGuard<'_>,
+    uploader: &mut ScalarUploader,
+    values: &[Scalar],
+) -> Result<Option<DeviceScalars>, GpuError> {
+    let bytes = std::mem::size_of_val(values) as u64;
+    if values.is_empty()
+        || SCALARS_FROM_HOST.load(Ordering::Relaxed)
+        || bytes > guard.device().free_memory()? / 4
+    {
+        return Ok(None);
+    }
+    match uploader.upload(guard, values, values.len()) {
+        Ok(sent) => Ok(Some(sent)),
+        Err(error) if error.is_out_of_memory() => Ok(None),
+        Err(error) => Err(error),
+    }
 }
 
 /// Σ scalars·bases over one whole query, however the bases get there.
