@@ -273,28 +273,37 @@ impl ScalarUploader {
             .as_ref()
             .expect("new_upload_stream never returns null");
         let piece = self.slots[0].len();
-        for (i, chunk) in values.chunks(piece).enumerate() {
-            let slot = i % 2;
-            ffi::wait_upload_slot(stream, slot)?;
-            let staged = &mut self.slots[slot].as_mut_slice()[..chunk.len()];
-            fill_slot(staged, chunk);
-            // SAFETY: `staged` is pinned memory of chunk.len() scalars that
-            // stays untouched until this slot is waited on again (next time
-            // round, or by finish_uploads / the stream's drop); the C++ side
-            // checks the device and the range of `to`.
-            unsafe {
-                ffi::queue_upload(
-                    guard.ffi_device(),
-                    stream,
-                    slot,
-                    staged.as_ptr().cast::<u64>(),
-                    chunk.len(),
-                    to.inner(),
-                    i * piece,
-                )
-            }?;
-        }
-        ffi::finish_uploads(stream)?;
+        let mut queue = || -> Result<(), GpuError> {
+            for (i, chunk) in values.chunks(piece).enumerate() {
+                let slot = i % 2;
+                ffi::wait_upload_slot(stream, slot)?;
+                let staged = &mut self.slots[slot].as_mut_slice()[..chunk.len()];
+                fill_slot(staged, chunk);
+                // SAFETY: `staged` is pinned memory of chunk.len() scalars
+                // that stays untouched until this slot is waited on again
+                // (next time round, or by finish_uploads / the stream's
+                // drop); the C++ side checks the device and the range of
+                // `to`.
+                unsafe {
+                    ffi::queue_upload(
+                        guard.ffi_device(),
+                        stream,
+                        slot,
+                        staged.as_ptr().cast::<u64>(),
+                        chunk.len(),
+                        to.inner(),
+                        i * piece,
+                    )
+                }?;
+            }
+            Ok(())
+        };
+        let queued = queue();
+        // Every queued copy has landed (or stopped) before `to` can be
+        // freed, on the error path too.
+        let finished = ffi::finish_uploads(stream).map_err(GpuError::from);
+        queued?;
+        finished?;
         Ok(to)
     }
 }

@@ -102,7 +102,7 @@ pub fn prove_streamed(
     check_delta(&key.vk)?;
     let started = Instant::now();
     let domain = Domain::new(assignment.num_constraints())?;
-    let uploader = Mutex::new(take_uploader(guard)?);
+    let uploader = Mutex::new(take_uploader(guard));
     let h = h_coefficients(
         guard,
         &domain,
@@ -141,7 +141,7 @@ pub fn prove_streamed(
         },
     );
     STAGING.lock().push(staging.into_inner());
-    UPLOADERS.lock().push(uploader.into_inner());
+    UPLOADERS.lock().extend(uploader.into_inner());
     let sums = sums?;
     log::debug!(
         "streamed proof on GPU {}: H polynomial {:.3} s, MSMs {:.3} s",
@@ -160,29 +160,31 @@ enum HCoefficients {
 }
 
 /// A scalar uploader for the guard's device: one kept from an earlier
-/// streamed proof, else a new one.
-fn take_uploader(guard: &DeviceGuard<'_>) -> Result<ScalarUploader, GpuError> {
+/// streamed proof, else a new one; None where the system refuses its
+/// pinned memory (the scalars then go by the driver's copies, slower).
+fn take_uploader(guard: &DeviceGuard<'_>) -> Option<ScalarUploader> {
     let ordinal = guard.device().ordinal();
     let kept = {
         let mut kept = UPLOADERS.lock();
         let mine = kept.iter().position(|u| u.ordinal() == ordinal);
         mine.map(|at| kept.swap_remove(at))
     };
-    match kept {
-        Some(uploader) => Ok(uploader),
-        None => ScalarUploader::new(guard),
-    }
+    kept.or_else(|| {
+        ScalarUploader::new(guard)
+            .map_err(|error| log::warn!("streamed proofs without pinned scalar slots: {error}"))
+            .ok()
+    })
 }
 
 /// H's coefficients: computed on the device where a, b, c and the twiddles
 /// fit beside a chunk's room (a, b, c sent through `uploader`'s pinned
-/// slots, h left there), else on the CPU.
+/// slots where there is one, h left there), else on the CPU.
 fn h_coefficients(
     guard: &DeviceGuard<'_>,
     domain: &Domain,
     sizes: &KeySizes,
     assignment: &Assignment,
-    uploader: &mut ScalarUploader,
+    uploader: &mut Option<ScalarUploader>,
 ) -> Result<HCoefficients, Error> {
     let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
     let needed = h_polynomial_bytes(sizes) + RESERVE_BYTES;
@@ -190,7 +192,10 @@ fn h_coefficients(
         log::debug!("{error}; the H polynomial on the CPU");
         return Ok(HCoefficients::OnHost(compute_h(domain, a, b, c)));
     }
-    let inputs = HInputs::upload_through(guard, domain, [a, b, c], uploader)?;
+    let inputs = match uploader {
+        Some(uploader) => HInputs::upload_through(guard, domain, [a, b, c], uploader)?,
+        None => HInputs::upload(guard, domain, a, b, c)?,
+    };
     let (h, _) = inputs.compute(guard, domain)?;
     Ok(HCoefficients::OnDevice(h))
 }
@@ -215,7 +220,7 @@ fn device_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     uploads: &DeviceMutex,
     staging: &mut PointStaging,
-    uploader: &mut ScalarUploader,
+    uploader: &mut Option<ScalarUploader>,
     bases: &[G],
     scalars: QueryScalars<'_>,
 ) -> Result<G::Curve, Error>
@@ -303,14 +308,18 @@ where
 
 /// A query's host scalars sent to the guard's device through `uploader`'s
 /// pinned slots, where they take at most a quarter of its free memory
-/// (None where they would take more, or the device refuses them): the
+/// (None where they would take more, the device refuses them or there is
+/// no uploader): the
 /// chunks then read their shares there, where each share's copy through
 /// the driver from pageable memory cost ~6 ms a chunk of 2^20 (H100).
 fn send_scalars(
     guard: &DeviceGuard<'_>,
-    uploader: &mut ScalarUploader,
+    uploader: &mut Option<ScalarUploader>,
     values: &[Scalar],
 ) -> Result<Option<DeviceScalars>, GpuError> {
+    let Some(uploader) = uploader else {
+        return Ok(None);
+    };
     let bytes = std::mem::size_of_val(values) as u64;
     if values.is_empty()
         || SCALARS_FROM_HOST.load(Ordering::Relaxed)
