@@ -102,46 +102,41 @@ pub fn prove_streamed(
     check_delta(&key.vk)?;
     let started = Instant::now();
     let domain = Domain::new(assignment.num_constraints())?;
-    let uploader = Mutex::new(take_uploader(guard));
+    let mut uploader = take_uploader(guard);
     let h = h_coefficients(
         guard,
         &domain,
         &KeySizes::of(key),
         assignment,
-        &mut uploader.lock(),
+        &mut uploader,
     )?;
     let h_done = started.elapsed();
-    let uploads = DeviceMutex::new(guard.device().duplicate()?);
-    let staging = Mutex::new(
-        STAGING
-            .lock()
-            .pop()
-            .unwrap_or_else(|| PointStaging::new(guard, STAGING_BYTES)),
-    );
-    let (uploads, staging_ref, uploader_ref) = (&uploads, &staging, &uploader);
-    let msm = |bases: &[G1Affine], scalars: QueryScalars<'_>| {
-        let (staging, uploader) = (&mut staging_ref.lock(), &mut uploader_ref.lock());
-        device_msm(guard, uploads, staging, uploader, bases, scalars)
+    let streamer = Streamer {
+        guard,
+        uploads: DeviceMutex::new(guard.device().duplicate()?),
+        staging: Mutex::new(
+            STAGING
+                .lock()
+                .pop()
+                .unwrap_or_else(|| PointStaging::new(guard, STAGING_BYTES)),
+        ),
+        uploader: Mutex::new(uploader),
     };
+    let on = &streamer;
     // h is dropped once its query is summed: the device's memory goes to
     // the other queries' chunks.
     let h_sum = move |bases: &[G1Affine]| match h {
-        HCoefficients::OnDevice(h) => msm(bases, QueryScalars::OnDevice(&h)),
-        HCoefficients::OnHost(h) => msm(bases, QueryScalars::OnHost(&h)),
+        HCoefficients::OnDevice(h) => on.sum(bases, QueryScalars::OnDevice(&h)),
+        HCoefficients::OnHost(h) => on.sum(bases, QueryScalars::OnHost(&h)),
     };
     let sums = streamed_sums(
         key,
         assignment,
         h_sum,
-        &|bases, scalars| msm(bases, QueryScalars::OnHost(scalars)),
-        &|bases, scalars| {
-            let (staging, uploader) = (&mut staging_ref.lock(), &mut uploader_ref.lock());
-            let scalars = QueryScalars::OnHost(scalars);
-            device_msm(guard, uploads, staging, uploader, bases, scalars)
-        },
+        &|bases, scalars| on.sum(bases, QueryScalars::OnHost(scalars)),
+        &|bases, scalars| on.sum(bases, QueryScalars::OnHost(scalars)),
     );
-    STAGING.lock().push(staging.into_inner());
-    UPLOADERS.lock().extend(uploader.into_inner());
+    streamer.keep_buffers();
     let sums = sums?;
     log::debug!(
         "streamed proof on GPU {}: H polynomial {:.3} s, MSMs {:.3} s",
@@ -150,6 +145,33 @@ pub fn prove_streamed(
         (started.elapsed() - h_done).as_secs_f64()
     );
     Ok(assemble(&key.vk, &sums, r, s))
+}
+
+/// What a streamed proof's MSMs share: its device, a second handle to it
+/// for the chunks' uploads, the point staging and the scalar uploader.
+struct Streamer<'g, 'd> {
+    guard: &'g DeviceGuard<'d>,
+    uploads: DeviceMutex,
+    staging: Mutex<PointStaging>,
+    uploader: Mutex<Option<ScalarUploader>>,
+}
+
+impl Streamer<'_, '_> {
+    /// Σ scalars·bases over one query, a chunk at a time ([`device_msm`]).
+    fn sum<G: GpuCurve>(&self, bases: &[G], scalars: QueryScalars<'_>) -> Result<G::Curve, Error>
+    where
+        G::Curve: Send + Sync,
+    {
+        let (staging, uploader) = (&mut self.staging.lock(), &mut self.uploader.lock());
+        device_msm(self.guard, &self.uploads, staging, uploader, bases, scalars)
+    }
+
+    /// Hands the staging buffer and the uploader back for the next streamed
+    /// proofs.
+    fn keep_buffers(self) {
+        STAGING.lock().push(self.staging.into_inner());
+        UPLOADERS.lock().extend(self.uploader.into_inner());
+    }
 }
 
 /// H's coefficients, the H MSM's scalars: left on the device that computed
@@ -309,9 +331,9 @@ where
 /// A query's host scalars sent to the guard's device through `uploader`'s
 /// pinned slots, where they take at most a quarter of its free memory
 /// (None where they would take more, the device refuses them or there is
-/// no uploader): the
-/// chunks then read their shares there, where each share's copy through
-/// the driver from pageable memory cost ~6 ms a chunk of 2^20 (H100).
+/// no uploader): the chunks then read their shares there, where each
+/// share's copy through the driver from pageable memory cost ~6 ms a chunk
+/// of 2^20 (H100).
 fn send_scalars(
     guard: &DeviceGuard<'_>,
     uploader: &mut Option<ScalarUploader>,
