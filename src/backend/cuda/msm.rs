@@ -49,6 +49,17 @@ unsafe impl<G: GpuCurve> Send for ResidentBases<G> where G::Curve: Send + Sync {
 // SAFETY: as above; shared references only read plain data.
 unsafe impl<G: GpuCurve> Sync for ResidentBases<G> where G::Curve: Send + Sync {}
 
+/// `first..first + n` within `len` resident `items`, else an error naming
+/// them.
+fn check_span(what: &str, items: &str, first: usize, n: usize, len: usize) -> Result<(), GpuError> {
+    match first.checked_add(n) {
+        Some(end) if end <= len => Ok(()),
+        _ => Err(GpuError::Native(format!(
+            "{what}: {items} {first}..{first}+{n}, but {len} are resident"
+        ))),
+    }
+}
+
 pub(super) fn mismatch(what: &str, got: usize, want: usize) -> GpuError {
     GpuError::Native(format!("{what}: got {got}, expected {want}"))
 }
@@ -195,13 +206,7 @@ where
 
     /// An error unless the bases `first..first + n` are resident.
     fn check_range(&self, what: &str, first: usize, n: usize) -> Result<(), GpuError> {
-        match first.checked_add(n) {
-            Some(end) if end <= self.len() => Ok(()),
-            _ => Err(GpuError::Native(format!(
-                "{what}: points {first}..{first}+{n}, but {} are resident",
-                self.len()
-            ))),
-        }
+        check_span(what, "points", first, n, self.len())
     }
 
     fn bases(&self) -> &ffi::MsmBases {
@@ -436,15 +441,13 @@ where
         scalar_first: usize,
         n: usize,
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
-        match scalar_first.checked_add(n) {
-            Some(end) if end <= scalars.len() => {}
-            _ => {
-                return Err(GpuError::Native(format!(
-                    "MSM over resident scalars: scalars {scalar_first}..{scalar_first}+{n}, but {} are resident",
-                    scalars.len()
-                )))
-            }
-        }
+        check_span(
+            "MSM over resident scalars",
+            "scalars",
+            scalar_first,
+            n,
+            scalars.len(),
+        )?;
         self.check_range("MSM over resident scalars and bases", first, n)?;
         // SAFETY: the C++ side checks the scalars' and bases' devices, the
         // group and the ranges of both.
