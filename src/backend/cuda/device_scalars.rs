@@ -298,14 +298,22 @@ impl ScalarUploader {
             }
             Ok(())
         };
-        let queued = queue();
-        // Every queued copy has landed (or stopped) before `to` can be
-        // freed, on the error path too.
-        let finished = ffi::finish_uploads(stream).map_err(GpuError::from);
-        queued?;
-        finished?;
+        after_uploads(stream, queue())?;
         Ok(to)
     }
+}
+
+/// `queued`, the outcome of queueing copies on `stream`, once every copy
+/// queued there has landed (or stopped): their targets may be freed after
+/// this on the error path too, and an error queueing comes first.
+pub(super) fn after_uploads<E: From<GpuError>>(
+    stream: &ffi::UploadStream,
+    queued: Result<(), E>,
+) -> Result<(), E> {
+    let finished = ffi::finish_uploads(stream).map_err(GpuError::from);
+    queued?;
+    finished?;
+    Ok(())
 }
 
 /// Whether `values` lie in page-locked host memory (a [`PinnedStaging`],

@@ -8,7 +8,9 @@ use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
 use super::curve::as_words;
-use super::device_scalars::{parallel_copy, DeviceScalars, PinnedStaging, ScalarUploader};
+use super::device_scalars::{
+    after_uploads, parallel_copy, DeviceScalars, PinnedStaging, ScalarUploader,
+};
 use crate::backend::cpu::Domain;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
@@ -127,11 +129,11 @@ impl HInputs {
         // Made after the targets, so dropped before them on every path.
         let work = new_work(guard, domain)?;
         let (staged, stream) = staging.slice_and_stream(guard)?;
-        let queued = queue_polynomials(guard, [a, b, c], staged, stream, &targets, &work);
         // Every copy has landed (or stopped) before the targets can drop.
-        let finished = ffi::finish_uploads(stream).map_err(GpuError::from);
-        queued?;
-        finished?;
+        after_uploads(
+            stream,
+            queue_polynomials(guard, [a, b, c], staged, stream, &targets, &work),
+        )?;
         let [a, b, c] = targets;
         Ok(Self {
             on_coset: Some(work),
@@ -168,11 +170,11 @@ impl HInputs {
             DeviceScalars::upload(guard, &[], m)?,
         ];
         let (staged, stream) = staging.slice_and_stream(guard)?;
-        let queued = queue_pieces(guard, n, staged, stream, &targets, fill);
         // Every copy has landed (or stopped) before the targets can drop.
-        let finished = ffi::finish_uploads(stream).map_err(GpuError::from);
-        queued?;
-        finished?;
+        after_uploads(
+            stream,
+            queue_pieces(guard, n, staged, stream, &targets, fill),
+        )?;
         let [a, b, c] = targets;
         Ok(Self::from_device(a, b, c))
     }
