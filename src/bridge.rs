@@ -325,6 +325,30 @@ pub(crate) mod ffi {
         ) -> Result<()>;
     }
 
+    // ---- Fixed-base scalar multiplication, for key generation (issue 46) ----
+    // include/groth16_gpu/fixed_base.h, cuda/keygen/; safe wrapper in
+    // src/backend/cuda/fixed_base.rs, which checks the lengths.
+    unsafe extern "C++" {
+        include!("groth16_gpu/fixed_base.h");
+
+        /// Windows of `bits` bits that cover a 255-bit scalar.
+        fn fixed_base_windows(bits: u32) -> usize;
+        /// out[i] = scalars[i] · base through `table` (window multiples of
+        /// the base, affine), `n` scalars, passes of `batch` (0: by memory).
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn fixed_base_mul(
+            device: &GpuDevice,
+            g2: bool,
+            table: *const u64,
+            table_points: usize,
+            bits: u32,
+            scalars: *const u64,
+            n: usize,
+            out: *mut u64,
+            batch: usize,
+        ) -> Result<()>;
+    }
+
     unsafe extern "C++" {
         include!("groth16_gpu/device_shape.h");
 

@@ -8,14 +8,17 @@
 //! (G1 96 bytes, G2 192 bytes).
 
 mod codec;
+mod fixed_base;
 mod generator;
 mod reader;
 mod writer;
 
 pub use codec::CheckMode;
+#[cfg(feature = "cuda")]
+pub use generator::generate_parameters_for_shape_on_gpu;
 pub use generator::{
     generate_parameters, generate_parameters_for_shape, generate_parameters_for_shape_random,
-    generate_random_parameters,
+    generate_random_parameters, Trapdoor,
 };
 
 use blstrs::{G1Affine, G2Affine};

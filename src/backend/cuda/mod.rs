@@ -29,6 +29,7 @@
 mod curve;
 mod device_scalars;
 mod device_shape;
+mod fixed_base;
 mod h_inputs;
 mod msm;
 mod ntt;
@@ -43,6 +44,7 @@ pub use device_scalars::{is_pinned, DeviceScalars, PinnedStaging, ScalarUploader
 pub use device_shape::{
     reference_first_unsatisfied, reference_matrix_rows, DeviceShape, MatrixParts,
 };
+pub use fixed_base::{fixed_base_mul, fixed_base_windows};
 pub use h_inputs::{h_polynomial, HInputs};
 pub use msm::{copies_from, MsmTiming, ResidentBases};
 pub use ntt::{ntt, NttKind};

@@ -1,0 +1,70 @@
+//! Fixed-base scalar multiplication on the GPU: many scalars times one
+//! base, for proving keys (every query of a key is one base times a scalar
+//! per point).
+
+use blstrs::Scalar;
+
+use super::curve::{as_words, GpuCurve};
+use super::msm::mismatch;
+use crate::bridge::ffi;
+use crate::device::{DeviceGuard, GpuError};
+
+/// Windows of `bits` bits that cover a 255-bit scalar: ceil(255 / bits).
+pub fn fixed_base_windows(bits: u32) -> usize {
+    ffi::fixed_base_windows(bits)
+}
+
+/// `scalars[i] · base` for every scalar, as affine points (the identity for
+/// a zero scalar), computed on the guard's device.
+///
+/// `table` holds the base's window multiples for `bits`-bit windows (1..=16):
+/// entry `w · (2^bits − 1) + d − 1` is `d · 2^(bits·w) · base`, for
+/// [`fixed_base_windows`]`(bits)` windows. Scalars cross to the device in
+/// passes of `batch` (`None`: as many as a quarter of the free memory holds,
+/// at most 2^22), two in flight. Too little device memory is an error that
+/// leaves the device usable.
+pub fn fixed_base_mul<G: GpuCurve>(
+    guard: &DeviceGuard<'_>,
+    table: &[G],
+    bits: u32,
+    scalars: &[Scalar],
+    batch: Option<usize>,
+) -> Result<Vec<G>, GpuError>
+where
+    G::Curve: Send + Sync,
+{
+    if !(1..=16).contains(&bits) {
+        return Err(GpuError::Native(format!(
+            "fixed-base window bits {bits} outside 1..=16"
+        )));
+    }
+    let needed = fixed_base_windows(bits) * ((1usize << bits) - 1);
+    if table.len() != needed {
+        return Err(mismatch("fixed-base table points", table.len(), needed));
+    }
+    if scalars.is_empty() {
+        return Ok(Vec::new());
+    }
+    debug_assert!(table.iter().all(|p| !bool::from(p.is_identity())));
+    let mut out: Vec<G> = Vec::with_capacity(scalars.len());
+    // SAFETY: `table` is table.len() affine points and `scalars`
+    // scalars.len() Scalars (blst layouts, checked by
+    // tests/gpu_ffi_layout.rs), read only; `out` has room for
+    // scalars.len() points, which the call writes all of before it returns
+    // Ok (nothing is read from `out`).
+    unsafe {
+        ffi::fixed_base_mul(
+            guard.ffi_device(),
+            G::IS_G2,
+            as_words(table),
+            table.len(),
+            bits,
+            as_words(scalars),
+            scalars.len(),
+            out.as_mut_ptr().cast::<u64>(),
+            batch.unwrap_or(0),
+        )?;
+        out.set_len(scalars.len());
+    }
+    Ok(out)
+}
