@@ -27,10 +27,15 @@ mod backend;
 mod circuits;
 #[path = "common/flags.rs"]
 mod flags;
+#[path = "common/memory.rs"]
+mod memory;
 #[path = "common/params.rs"]
 mod params;
 
 use flags::Flags;
+use memory::peak_host_memory;
+#[cfg(feature = "cuda")]
+use memory::DeviceMemorySampler;
 use params::load_or_generate;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -277,42 +282,6 @@ fn prove_all(
     Ok(run)
 }
 
-/// Polls a device's free memory from a thread of its own (a second handle,
-/// no lock: the query launches nothing) and keeps the lowest value seen.
-#[cfg(feature = "cuda")]
-struct DeviceMemorySampler {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: std::thread::JoinHandle<u64>,
-}
-
-#[cfg(feature = "cuda")]
-impl DeviceMemorySampler {
-    fn start(ordinal: usize) -> Result<Self, groth16_gpu::device::GpuError> {
-        use std::sync::atomic::Ordering;
-        let device = groth16_gpu::device::Device::open(ordinal)?;
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let total = device.total_memory();
-            let mut lowest_free = total;
-            while !flag.load(Ordering::Relaxed) {
-                if let Ok(free) = device.free_memory() {
-                    lowest_free = lowest_free.min(free);
-                }
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            total - lowest_free
-        });
-        Ok(Self { stop, thread })
-    }
-
-    /// Peak bytes in use while it ran.
-    fn stop(self) -> u64 {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.thread.join().unwrap_or(0)
-    }
-}
-
 fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let backend = choose_backend(&options.backend, options.device)?;
     let job = Job::for_size(&options.circuit, options.size)?;
@@ -492,13 +461,6 @@ fn copies_policy(
         "never" => Ok(ShiftedCopies::Never),
         other => Err(format!("--copies {other}: expected auto or never").into()),
     }
-}
-
-/// The process's peak resident memory, where /proc says it (Linux).
-fn peak_host_memory() -> Option<String> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    Some(line.trim_start_matches("VmHWM:").trim().to_string())
 }
 
 fn hex(bytes: &[u8]) -> String {

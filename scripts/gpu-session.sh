@@ -4,6 +4,10 @@
 # and its exit status to $OUT/session.log (or target/gpu-bundle/logs).
 #   tests   the GPU test binaries ($TESTS, default every gpu_ binary listed below), one after another
 #   porep   filecoin_porep, 3 challenges, 10 partitions (PoRep 4M)
+#   keygen  keygen: keys on the GPU at 2^$KEYGEN_SIZES (default "20 22 24")
+#           against the CPU generator at $KEYGEN_CPU_SIZES (default the same)
+#   c2      porep_c2: ten PoRep partitions, $C2_ARGS (default production's
+#           11 layers and 18 challenges; e.g. "--layers 2 --challenges 3")
 #   batchapi  the same with --batch-api (create_proof_batch, four rounds)
 #   prove   prove --circuit field --split at 2^$PROVE_SIZES (default 20 22), 3 proofs
 #           (with $REPEATS set, every prove run times that many single
@@ -108,6 +112,16 @@ for step in ${STEPS:-tests porep}; do
       ;;
     porep)
       run porep 300 "$bundle/bin/examples/filecoin_porep" --challenges 3 --partitions 10
+      ;;
+    keygen)
+      sizes="${KEYGEN_SIZES:-20 22 24}"
+      cpu_sizes="${KEYGEN_CPU_SIZES:-$sizes}"
+      RUST_LOG=${RUST_LOG:-groth16_gpu=info} run keygen 560 "$bundle/bin/examples/keygen" \
+        --sizes "${sizes// /,}" --cpu-sizes "${cpu_sizes// /,}"
+      ;;
+    c2)
+      # shellcheck disable=SC2086 # the arguments are split on purpose
+      run c2 580 "$bundle/bin/examples/porep_c2" ${C2_ARGS:-}
       ;;
     batchapi)
       RUST_LOG=groth16_gpu::groth16::api=debug run batchapi 500 "$bundle/bin/examples/filecoin_porep" --challenges 3 --partitions 10 --batch-api

@@ -18,7 +18,7 @@ use groth16_gpu::device::DeviceGuard;
 use groth16_gpu::params::{generate_parameters_for_shape_on_gpu, Trapdoor};
 use groth16_gpu::synthesis::CircuitShape;
 use groth16_gpu::{generate_parameters_for_shape, Error, ProvingKey};
-use group::{prime::PrimeCurve, Curve, Group};
+use group::{prime::PrimeCurve, Group};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -76,13 +76,13 @@ fn edge_and_random_scalars(n: usize, rng: &mut ChaCha20Rng) -> Vec<Scalar> {
 
 fn check_against_blstrs<G>(guard: &DeviceGuard<'_>, rng: &mut ChaCha20Rng, bits: u32, n: usize)
 where
-    G: PrimeCurve + Send + Sync,
+    G: PrimeCurve<Scalar = Scalar> + Send + Sync,
     G::Affine: GpuCurve<Curve = G>,
 {
     let base = G::random(&mut *rng);
     let points = table(base, bits);
     let scalars = edge_and_random_scalars(n, rng);
-    let expected: Vec<G::Affine> = scalars.iter().map(|s| (base * s).to_affine()).collect();
+    let expected: Vec<G::Affine> = scalars.iter().map(|s| (base * *s).to_affine()).collect();
     // One pass, and passes of 7 (an odd last pass, two in flight).
     for batch in [None, Some(7)] {
         let got = fixed_base_mul(guard, &points, bits, &scalars, batch).expect("fixed-base mul");

@@ -1,0 +1,461 @@
+//! A 32 GiB sector's PoRep C2 at production size on one GPU: ten partitions
+//! of Filecoin's real PoRep circuit (storage-proofs-porep 19.1) with
+//! production's 11 layers and 18 challenges a partition, over a small
+//! replicated sector (the labelling work per challenge does not depend on
+//! the sector's size; only the trees' depths do).
+//!
+//! ```text
+//! cargo run --release --features cuda --example porep_c2 -- \
+//!     [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64]
+//!     [--shape FILE] [--record-only] [--estimate] [--repeats 3]
+//!     [--synthesis-threads N] [--device N]
+//! ```
+//! Stages, each timed, so a device session can run them apart:
+//! 1. replicate the sector and build the partitions' circuits;
+//! 2. the shape: read from `--shape FILE` where it exists, else recorded
+//!    (and saved there); `--record-only` stops here. `--estimate` also
+//!    records one challenge at 64 and at 512 nodes and extrapolates the
+//!    count to a 32 GiB sector's trees;
+//! 3. the key, generated on the GPU in memory from a random trapdoor;
+//! 4. the key uploaded (the host copy is then dropped: only the verifying
+//!    key stays);
+//! 5. one partition alone: its witness, then its GPU half `--repeats`
+//!    times (best and median);
+//! 6. every partition from circuit to proof: witnesses on
+//!    `--synthesis-threads` threads (default: as many as partitions, at
+//!    most the cores), each proved as it is ready;
+//! 7. every proof verified with the public inputs Filecoin's crates compute.
+//!
+//! Then a table of it all, with peak host and device memory.
+
+#[path = "../tests/common/filecoin.rs"]
+mod filecoin;
+#[path = "common/flags.rs"]
+mod flags;
+#[path = "common/memory.rs"]
+mod memory;
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use blstrs::Scalar;
+use ff::Field;
+use filecoin::{porep_partitions, PorepCircuit, PorepConfig};
+use flags::Flags;
+use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
+use groth16_gpu::groth16::gpu::{
+    finish_proof, prove_streamed, start_proof_shaped, GpuProvingKey, PendingProof,
+};
+use groth16_gpu::params::{generate_parameters_for_shape_on_gpu, Trapdoor};
+use groth16_gpu::synthesis::{CircuitShape, WitnessAssignment};
+use groth16_gpu::{prepare_verifying_key, verify_proofs_batch, Error, Proof, ProvingKey};
+use memory::{peak_host_memory, DeviceMemorySampler};
+use rand_core::OsRng;
+
+/// Production's PoRep for 32 GiB sectors (filecoin-proofs 19.1's
+/// constants): 10 partitions, 176 challenges (18 a partition), 11 layers,
+/// 2^30 nodes in trees of arity 8.
+const PRODUCTION_LAYERS: usize = 11;
+const PRODUCTION_CHALLENGES: usize = 18;
+const PRODUCTION_PARTITIONS: usize = 10;
+const PRODUCTION_NODES_LOG2: u32 = 30;
+
+struct Options {
+    config: PorepConfig,
+    shape: Option<PathBuf>,
+    record_only: bool,
+    estimate: bool,
+    repeats: usize,
+    synthesis_threads: Option<usize>,
+    device: usize,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut options = Options {
+        config: PorepConfig {
+            nodes: 64,
+            layers: PRODUCTION_LAYERS,
+            challenges_per_partition: PRODUCTION_CHALLENGES,
+            partitions: PRODUCTION_PARTITIONS,
+        },
+        shape: None,
+        record_only: false,
+        estimate: false,
+        repeats: 3,
+        synthesis_threads: None,
+        device: 0,
+    };
+    let mut flags = Flags::from_env();
+    while let Some(flag) = flags.next_flag() {
+        match flag.as_str() {
+            "--layers" => options.config.layers = flags.parsed(&flag)?,
+            "--challenges" => options.config.challenges_per_partition = flags.parsed(&flag)?,
+            "--partitions" => options.config.partitions = flags.parsed(&flag)?,
+            "--nodes" => options.config.nodes = flags.parsed(&flag)?,
+            "--shape" => options.shape = Some(flags.value(&flag)?.into()),
+            "--record-only" => options.record_only = true,
+            "--estimate" => options.estimate = true,
+            "--repeats" => options.repeats = flags.parsed(&flag)?,
+            "--synthesis-threads" => options.synthesis_threads = Some(flags.parsed(&flag)?),
+            "--device" => options.device = flags.parsed(&flag)?,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    let c = &options.config;
+    if c.layers < 2 || c.challenges_per_partition == 0 || c.partitions == 0 || options.repeats == 0
+    {
+        return Err(
+            "--layers must be at least 2; --challenges, --partitions, --repeats at least 1".into(),
+        );
+    }
+    Ok(options)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+        .format_timestamp_millis()
+        .init();
+    let options = parse_options().unwrap_or_else(|e| {
+        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--record-only] [--estimate] [--repeats 3] [--synthesis-threads N] [--device N]");
+        std::process::exit(2);
+    });
+    if let Err(e) = run(&options) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// The report's rows, in order, as (what, value).
+#[derive(Default)]
+struct Report(Vec<(String, String)>);
+
+impl Report {
+    fn row(&mut self, what: impl Into<String>, value: impl Into<String>) {
+        let (what, value) = (what.into(), value.into());
+        println!("{what}: {value}");
+        self.0.push((what, value));
+    }
+
+    fn print(&self) {
+        println!("\n| stage | measured |\n|---|---|");
+        for (what, value) in &self.0 {
+            println!("| {what} | {value} |");
+        }
+    }
+}
+
+fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
+    let config = options.config;
+    let mut report = Report::default();
+    report.row(
+        "circuit",
+        format!(
+            "PoRep partition, {} nodes, {} layers, {} challenges; {} partitions",
+            config.nodes, config.layers, config.challenges_per_partition, config.partitions
+        ),
+    );
+    let start = Instant::now();
+    let set = porep_partitions(config, &mut OsRng);
+    report.row("replicate + build circuits", secs(start.elapsed()));
+
+    let start = Instant::now();
+    let (shape, how) = match &options.shape {
+        Some(path) if path.exists() => (CircuitShape::read_file(path)?, "shape (read from file)"),
+        Some(path) => {
+            let shape = CircuitShape::record(set.blank)?;
+            shape.write_file(path)?;
+            (shape, "shape (recorded and saved)")
+        }
+        None => (CircuitShape::record(set.blank)?, "shape (recorded)"),
+    };
+    report.row(how, secs(start.elapsed()));
+    report.row(
+        "constraints",
+        format!(
+            "{} (domain 2^{}), {} inputs, {} aux",
+            shape.num_constraints(),
+            shape.num_constraints().next_power_of_two().trailing_zeros(),
+            shape.num_inputs(),
+            shape.num_aux()
+        ),
+    );
+    if options.estimate {
+        estimate_production(&mut report, config.layers)?;
+    }
+    if options.record_only {
+        report.print();
+        return Ok(());
+    }
+    if Device::count().unwrap_or(0) == 0 {
+        println!("skipped the proofs: no CUDA device");
+        report.print();
+        return Ok(());
+    }
+    prove_on_device(options, &mut report, &shape, set.partitions)?;
+    report.print();
+    Ok(())
+}
+
+/// The count extrapolated to a 32 GiB sector from three small records:
+/// one and two challenges at 64 nodes (what a challenge adds, and what the
+/// partition shares), and one challenge at 512 nodes (tree depth 3 against
+/// 2 in arity 8: one more level of every tree path, of which a 2^30-node
+/// sector has 8 more than 64 nodes).
+fn estimate_production(
+    report: &mut Report,
+    layers: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let count = |nodes: usize, challenges: usize| -> Result<i64, Box<dyn std::error::Error>> {
+        let config = PorepConfig {
+            nodes,
+            layers,
+            challenges_per_partition: challenges,
+            partitions: 1,
+        };
+        let set = porep_partitions(config, &mut OsRng);
+        Ok(CircuitShape::record(set.blank)?.num_constraints() as i64)
+    };
+    let (one, two, deeper) = (count(64, 1)?, count(64, 2)?, count(512, 1)?);
+    let per_challenge = two - one;
+    let shared = one - per_challenge;
+    let per_level = deeper - one;
+    let levels = (PRODUCTION_NODES_LOG2 as i64 - 6) / 3;
+    let production_challenge = per_challenge + levels * per_level;
+    report.row(
+        "64 nodes: 1 / 2 challenges; 512 nodes: 1",
+        format!(
+            "{one} / {two} / {deeper} constraints: {shared} shared, {per_challenge} a challenge, {per_level} a tree level"
+        ),
+    );
+    report.row(
+        "estimate, 32 GiB partition",
+        format!(
+            "{} constraints ({shared} + {PRODUCTION_CHALLENGES} challenges of {production_challenge}: trees {levels} levels deeper than at 64 nodes)",
+            shared + PRODUCTION_CHALLENGES as i64 * production_challenge,
+        ),
+    );
+    Ok(())
+}
+
+/// Median and best of `times`.
+fn best_and_median(mut times: Vec<Duration>) -> String {
+    times.sort();
+    format!(
+        "best {}, median {} ({} runs)",
+        secs(times[0]),
+        secs(times[times.len() / 2]),
+        times.len()
+    )
+}
+
+fn prove_on_device(
+    options: &Options,
+    report: &mut Report,
+    shape: &CircuitShape,
+    partitions: Vec<filecoin::Partition<PorepCircuit>>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let device = DeviceMutex::new(Device::open(options.device)?);
+    report.row("device", device.properties().name.clone());
+    let sampler = DeviceMemorySampler::start(options.device)?;
+    let guard = device.lock();
+
+    let start = Instant::now();
+    let key = generate_parameters_for_shape_on_gpu(shape, &Trapdoor::random(&mut OsRng), &guard)?;
+    report.row(
+        "key generation (GPU, in memory)",
+        format!(
+            "{} ({} GB)",
+            secs(start.elapsed()),
+            key.serialized_len() / 1_000_000_000
+        ),
+    );
+    let pvk = prepare_verifying_key(&key.vk);
+    let start = Instant::now();
+    let prover = match GpuProvingKey::upload(&guard, &key) {
+        Ok(resident) => {
+            report.row(
+                "key upload",
+                format!(
+                    "{} ({} GB on the device)",
+                    secs(start.elapsed()),
+                    resident.device_bytes() / 1_000_000_000
+                ),
+            );
+            drop(key);
+            Prover::Resident(resident)
+        }
+        Err(Error::Gpu(e)) if e.is_out_of_memory() => {
+            report.row("key upload", format!("does not fit ({e}): streamed proofs"));
+            Prover::Streamed(key)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (circuits, inputs): (Vec<PorepCircuit>, Vec<Vec<Scalar>>) = partitions
+        .into_iter()
+        .map(|p| (p.circuit, p.inputs))
+        .unzip();
+
+    // One partition alone.
+    let start = Instant::now();
+    let witness = shape.witness(circuits[0].clone())?;
+    report.row("one partition: witness (one thread)", secs(start.elapsed()));
+    let mut gpu_halves = Vec::new();
+    for _ in 0..options.repeats {
+        let start = Instant::now();
+        let pending = prover.start(&guard, shape, &witness)?;
+        prover.finish(&guard, pending)?;
+        gpu_halves.push(start.elapsed());
+    }
+    drop(witness);
+    report.row("one partition: GPU half", best_and_median(gpu_halves));
+
+    let threads = options
+        .synthesis_threads
+        .unwrap_or_else(|| circuits.len().min(rayon::current_num_threads()))
+        .max(1);
+    let start = Instant::now();
+    let (proofs, synthesis) = prove_pipelined(&guard, &prover, shape, circuits, threads)?;
+    let wall = start.elapsed();
+    report.row(
+        format!("{} partitions: circuits to proofs (wall)", proofs.len()),
+        format!(
+            "{} ({} a partition)",
+            secs(wall),
+            secs(wall / proofs.len() as u32)
+        ),
+    );
+    report.row(
+        format!("per-partition witness, {threads} threads at once"),
+        best_and_median(synthesis),
+    );
+    drop(guard);
+    report.row(
+        "peak device memory in use",
+        format!("{} GB", sampler.stop() / 1_000_000_000),
+    );
+
+    let refs: Vec<&Proof> = proofs.iter().collect();
+    if !verify_proofs_batch(&pvk, &mut OsRng, &refs, &inputs)? {
+        return Err("a proof did not verify".into());
+    }
+    report.row("verified", format!("all {} proofs", proofs.len()));
+    if let Some(peak) = peak_host_memory() {
+        report.row("peak host memory (VmHWM)", peak);
+    }
+    Ok(())
+}
+
+fn random() -> Scalar {
+    Scalar::random(OsRng)
+}
+
+/// The key on the device, or on the host where the device cannot hold it
+/// (each proof then streams it, chunk by chunk).
+enum Prover {
+    Resident(GpuProvingKey),
+    Streamed(ProvingKey),
+}
+
+/// A proof under way on the device, or already made (streamed proofs are
+/// made whole in `start`).
+enum Started {
+    Pending(PendingProof),
+    Done(Proof),
+}
+
+impl Prover {
+    fn start(
+        &self,
+        guard: &DeviceGuard<'_>,
+        shape: &CircuitShape,
+        witness: &WitnessAssignment,
+    ) -> Result<Started, Error> {
+        Ok(match self {
+            Prover::Resident(key) => Started::Pending(start_proof_shaped(
+                guard,
+                key,
+                shape,
+                witness,
+                random(),
+                random(),
+            )?),
+            Prover::Streamed(key) => {
+                let assignment = shape.assign(witness.clone())?;
+                Started::Done(prove_streamed(guard, key, &assignment, random(), random())?)
+            }
+        })
+    }
+
+    fn finish(&self, guard: &DeviceGuard<'_>, started: Started) -> Result<Proof, Error> {
+        match started {
+            Started::Pending(pending) => finish_proof(guard, pending),
+            Started::Done(proof) => Ok(proof),
+        }
+    }
+}
+
+/// A partition's witness, how long it took, or why it failed.
+type Synthesized = (
+    usize,
+    Duration,
+    Result<WitnessAssignment, groth16_gpu::Error>,
+);
+
+/// Every circuit's witness on `threads` threads, each handed to the device
+/// as it is ready (at most `threads` finished witnesses wait, so host memory
+/// holds at most 2 · threads of them); two proofs in flight on the device.
+fn prove_pipelined(
+    guard: &DeviceGuard<'_>,
+    prover: &Prover,
+    shape: &CircuitShape,
+    circuits: Vec<PorepCircuit>,
+    threads: usize,
+) -> Result<(Vec<Proof>, Vec<Duration>), Box<dyn std::error::Error>> {
+    let count = circuits.len();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    let (sender, ready) = mpsc::sync_channel::<Synthesized>(threads);
+    let mut proofs: Vec<Option<Proof>> = (0..count).map(|_| None).collect();
+    let mut synthesis = Vec::with_capacity(count);
+    std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
+        scope.spawn(move || {
+            pool.install(|| {
+                use rayon::prelude::*;
+                circuits.into_par_iter().enumerate().for_each_with(
+                    sender,
+                    |sender, (i, circuit)| {
+                        let start = Instant::now();
+                        let witness = shape.witness(circuit);
+                        // A closed receiver means the prover stopped on an error.
+                        let _ = sender.send((i, start.elapsed(), witness));
+                    },
+                );
+            })
+        });
+        let mut in_flight = std::collections::VecDeque::new();
+        for (i, took, witness) in ready {
+            synthesis.push(took);
+            let pending = prover.start(guard, shape, &witness?)?;
+            in_flight.push_back((i, pending));
+            if in_flight.len() > 1 {
+                let (j, pending) = in_flight.pop_front().expect("two in flight");
+                proofs[j] = Some(prover.finish(guard, pending)?);
+            }
+        }
+        for (j, pending) in in_flight {
+            proofs[j] = Some(prover.finish(guard, pending)?);
+        }
+        Ok(())
+    })?;
+    let proofs = proofs
+        .into_iter()
+        .map(|p| p.ok_or("a partition was not proved"))
+        .collect::<Result<_, _>>()?;
+    Ok((proofs, synthesis))
+}
