@@ -19,11 +19,13 @@
 //! 3. the key, generated on the GPU in memory from a random trapdoor;
 //! 4. the key uploaded (the host copy is then dropped: only the verifying
 //!    key stays);
-//! 5. one partition alone: its witness, then its GPU half `--repeats`
-//!    times (best and median);
-//! 6. every partition from circuit to proof: witnesses on
-//!    `--synthesis-threads` threads (default: as many as partitions, at
-//!    most the cores), each proved as it is ready;
+//! 5. one partition alone: its witness on one thread and with its
+//!    challenges on every core (the two compared), then its GPU half
+//!    `--repeats` times (best and median);
+//! 6. every partition from circuit to proof, each proved as its witness is
+//!    ready: by default one partition at a time with its challenges
+//!    synthesized on every core (joined into the sequential witness), or
+//!    with `--synthesis-threads N` N partitions at a time, one thread each;
 //! 7. every proof verified with the public inputs Filecoin's crates compute.
 //!
 //! Then a table of it all, with peak host and device memory.
@@ -41,7 +43,9 @@ use std::time::{Duration, Instant};
 
 use blstrs::Scalar;
 use ff::Field;
-use filecoin::{porep_partitions, PorepCircuit, PorepConfig};
+use filecoin::{
+    porep_partitions, porep_partitions_and_parts, PorepCircuit, PorepConfig, PorepParts,
+};
 use flags::Flags;
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
 use groth16_gpu::groth16::gpu::{
@@ -160,7 +164,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         ),
     );
     let start = Instant::now();
-    let set = porep_partitions(config, &mut OsRng);
+    let (set, parts) = porep_partitions_and_parts(config, &mut OsRng);
     report.row("replicate + build circuits", secs(start.elapsed()));
 
     let start = Instant::now();
@@ -196,7 +200,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         report.print();
         return Ok(());
     }
-    prove_on_device(options, &mut report, &shape, set.partitions)?;
+    prove_on_device(options, &mut report, &shape, set.partitions, parts)?;
     report.print();
     Ok(())
 }
@@ -258,6 +262,7 @@ fn prove_on_device(
     report: &mut Report,
     shape: &CircuitShape,
     partitions: Vec<filecoin::Partition<PorepCircuit>>,
+    parts: Vec<PorepParts>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let device = DeviceMutex::new(Device::open(options.device)?);
     report.row("device", device.properties().name.clone());
@@ -302,8 +307,19 @@ fn prove_on_device(
 
     // One partition alone.
     let start = Instant::now();
-    let witness = shape.witness(circuits[0].clone())?;
+    let sequential = shape.witness(circuits[0].clone())?;
     report.row("one partition: witness (one thread)", secs(start.elapsed()));
+    let cores = rayon::current_num_threads();
+    let start = Instant::now();
+    let witness = parts[0].witness_in_parts(shape, cores)?;
+    report.row(
+        format!("one partition: witness, challenges on {cores} threads"),
+        secs(start.elapsed()),
+    );
+    if witness.aux != sequential.aux || witness.input != sequential.input {
+        return Err("the witness synthesized in parts differs from the sequential one".into());
+    }
+    drop(sequential);
     let mut gpu_halves = Vec::new();
     for _ in 0..options.repeats {
         let start = Instant::now();
@@ -314,12 +330,13 @@ fn prove_on_device(
     drop(witness);
     report.row("one partition: GPU half", best_and_median(gpu_halves));
 
-    let threads = options
-        .synthesis_threads
-        .unwrap_or_else(|| circuits.len().min(rayon::current_num_threads()))
-        .max(1);
+    let synthesis = match options.synthesis_threads {
+        Some(threads) => Synthesis::PartitionsAtOnce(threads.max(1)),
+        None => Synthesis::ChallengesAtOnce,
+    };
     let start = Instant::now();
-    let (proofs, synthesis) = prove_pipelined(&guard, &prover, shape, circuits, threads)?;
+    let (proofs, synthesis_times) =
+        prove_pipelined(&guard, &prover, shape, circuits, parts, synthesis)?;
     let wall = start.elapsed();
     report.row(
         format!("{} partitions: circuits to proofs (wall)", proofs.len()),
@@ -330,8 +347,8 @@ fn prove_on_device(
         ),
     );
     report.row(
-        format!("per-partition witness, {threads} threads at once"),
-        best_and_median(synthesis),
+        format!("per-partition witness, {}", synthesis.describe()),
+        best_and_median(synthesis_times),
     );
     drop(guard);
     report.row(
@@ -406,41 +423,98 @@ type Synthesized = (
     Result<WitnessAssignment, groth16_gpu::Error>,
 );
 
-/// Every circuit's witness on `threads` threads, each handed to the device
-/// as it is ready (at most `threads` finished witnesses wait, so host memory
-/// holds at most 2 · threads of them); two proofs in flight on the device.
+/// How the pipeline computes witnesses.
+#[derive(Clone, Copy)]
+enum Synthesis {
+    /// One partition after another, each one's challenges over every core.
+    ChallengesAtOnce,
+    /// Partitions side by side on this many threads, each one's witness on
+    /// one thread.
+    PartitionsAtOnce(usize),
+}
+
+impl Synthesis {
+    fn describe(&self) -> String {
+        match self {
+            Synthesis::ChallengesAtOnce => format!(
+                "one partition at a time, its challenges on {} threads",
+                rayon::current_num_threads()
+            ),
+            Synthesis::PartitionsAtOnce(threads) => {
+                format!("{threads} partitions at a time, one thread each")
+            }
+        }
+    }
+
+    /// Finished witnesses that may wait for the device: with two proofs in
+    /// flight this bounds the witnesses in host memory.
+    fn waiting(&self) -> usize {
+        match self {
+            Synthesis::ChallengesAtOnce => 1,
+            Synthesis::PartitionsAtOnce(threads) => *threads,
+        }
+    }
+
+    /// Computes every partition's witness and sends each when ready.
+    fn run(
+        self,
+        shape: &CircuitShape,
+        circuits: Vec<PorepCircuit>,
+        parts: Vec<PorepParts>,
+        sender: mpsc::SyncSender<Synthesized>,
+    ) {
+        use rayon::prelude::*;
+        // A failed send means the prover stopped on an error: stop too.
+        match self {
+            Synthesis::ChallengesAtOnce => {
+                let cores = rayon::current_num_threads();
+                for (i, partition) in parts.iter().enumerate() {
+                    let start = Instant::now();
+                    let witness = partition.witness_in_parts(shape, cores);
+                    if sender.send((i, start.elapsed(), witness)).is_err() {
+                        return;
+                    }
+                }
+            }
+            Synthesis::PartitionsAtOnce(threads) => {
+                let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else {
+                    return;
+                };
+                pool.install(|| {
+                    circuits.into_par_iter().enumerate().for_each_with(
+                        sender,
+                        |sender, (i, circuit)| {
+                            let start = Instant::now();
+                            let witness = shape.witness(circuit);
+                            let _ = sender.send((i, start.elapsed(), witness));
+                        },
+                    )
+                });
+            }
+        }
+    }
+}
+
+/// Every partition from circuit to proof: witnesses computed as
+/// `synthesis` says, each handed to the device as it is ready, two proofs
+/// in flight there.
 fn prove_pipelined(
     guard: &DeviceGuard<'_>,
     prover: &Prover,
     shape: &CircuitShape,
     circuits: Vec<PorepCircuit>,
-    threads: usize,
+    parts: Vec<PorepParts>,
+    synthesis: Synthesis,
 ) -> Result<(Vec<Proof>, Vec<Duration>), Box<dyn std::error::Error>> {
     let count = circuits.len();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()?;
-    let (sender, ready) = mpsc::sync_channel::<Synthesized>(threads);
+    let (sender, ready) = mpsc::sync_channel::<Synthesized>(synthesis.waiting());
     let mut proofs: Vec<Option<Proof>> = (0..count).map(|_| None).collect();
-    let mut synthesis = Vec::with_capacity(count);
+    let mut times = Vec::with_capacity(count);
     std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
-        scope.spawn(move || {
-            pool.install(|| {
-                use rayon::prelude::*;
-                circuits.into_par_iter().enumerate().for_each_with(
-                    sender,
-                    |sender, (i, circuit)| {
-                        let start = Instant::now();
-                        let witness = shape.witness(circuit);
-                        // A closed receiver means the prover stopped on an error.
-                        let _ = sender.send((i, start.elapsed(), witness));
-                    },
-                );
-            })
-        });
+        scope.spawn(move || synthesis.run(shape, circuits, parts, sender));
         let mut in_flight = std::collections::VecDeque::new();
         for (i, took, witness) in ready {
-            synthesis.push(took);
+            times.push(took);
             let pending = prover.start(guard, shape, &witness?)?;
             in_flight.push_back((i, pending));
             if in_flight.len() > 1 {
@@ -457,5 +531,5 @@ fn prove_pipelined(
         .into_iter()
         .map(|p| p.ok_or("a partition was not proved"))
         .collect::<Result<_, _>>()?;
-    Ok((proofs, synthesis))
+    Ok((proofs, times))
 }

@@ -149,3 +149,77 @@ fn window_post_matches_bellperson() {
     let circuits = filecoin::post_partition(config, &mut rng);
     check_against_bellperson("window post", circuits, &mut rng);
 }
+
+/// A production-layered PoRep partition (11 layers, as a 32 GiB sector's;
+/// two challenges) synthesized in parts, its challenges on separate
+/// threads: the witness the circuit's own synthesis makes, value for value,
+/// and it satisfies the recorded shape.
+#[test]
+fn porep_challenges_in_parts_give_the_sequential_witness() {
+    let mut rng = fresh_rng();
+    let config = PorepConfig {
+        layers: 11,
+        challenges_per_partition: 2,
+        ..PorepConfig::SMALL
+    };
+    let (set, parts) = filecoin::porep_partitions_and_parts(config, &mut rng);
+    let shape = CircuitShape::record(set.blank).expect("record the shape");
+    eprintln!(
+        "porep, 11 layers, 2 challenges: {} constraints",
+        shape.num_constraints()
+    );
+    let circuit = set.partitions.into_iter().next().unwrap().circuit;
+    let parts = parts.into_iter().next().unwrap();
+    let sequential = shape.witness(circuit).unwrap();
+    let whole = shape.witness(parts.clone()).unwrap();
+    assert!(whole.input == sequential.input && whole.aux == sequential.aux);
+    for threads in [1, 2, 5] {
+        let joined = parts.witness_in_parts(&shape, threads).unwrap();
+        assert_eq!(joined.input, sequential.input, "{threads} parts: inputs");
+        assert!(
+            joined.aux == sequential.aux,
+            "{threads} parts: aux values differ"
+        );
+        assert_eq!(
+            joined.constraints,
+            Some(shape.num_constraints()),
+            "{threads} parts"
+        );
+    }
+    shape
+        .assign(parts.witness_in_parts(&shape, 2).unwrap())
+        .expect("the joined witness satisfies the shape");
+}
+
+/// A proof from a witness synthesized a challenge a thread is bellperson's
+/// proof of the partition circuit, byte for byte, for the same key, r and
+/// s, and bellperson's verifier accepts it with the crates' public inputs.
+#[test]
+fn porep_proof_from_parts_matches_bellperson() {
+    let mut rng = fresh_rng();
+    let config = PorepConfig {
+        challenges_per_partition: 2,
+        ..PorepConfig::SMALL
+    };
+    let (set, parts) = filecoin::porep_partitions_and_parts(config, &mut rng);
+    let shape = CircuitShape::record(set.blank).expect("record the shape");
+    let key = generate_parameters_for_shape_random(&shape, &mut rng).expect("our generator");
+    let mut bytes = Vec::new();
+    key.write(&mut bytes).unwrap();
+    let theirs = bp::Parameters::<Bls12>::read(&bytes[..], false).expect("bellperson reads ours");
+    let pvk = bp::prepare_verifying_key(&theirs.vk);
+    let partition = set.partitions.into_iter().next().unwrap();
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let mut their_bytes = Vec::new();
+    bp::create_proof(partition.circuit, &theirs, r, s)
+        .unwrap()
+        .write(&mut their_bytes)
+        .unwrap();
+    let witness = parts[0]
+        .witness_in_parts(&shape, parts[0].challenges())
+        .unwrap();
+    let ours = groth16_gpu::groth16::prove(&key, &shape.assign(witness).unwrap(), r, s).unwrap();
+    assert_eq!(ours.to_bytes().to_vec(), their_bytes);
+    let decoded = bp::Proof::<Bls12>::read(&ours.to_bytes()[..]).unwrap();
+    assert!(bp::verify_proof(&pvk, &decoded, &partition.inputs).unwrap());
+}

@@ -69,11 +69,13 @@ where
     }
 
     /// The window width.
+    #[cfg(feature = "cuda")]
     pub(crate) fn bits(&self) -> usize {
         self.bits
     }
 
     /// Every window's multiples, flat (see the type's comment).
+    #[cfg(any(test, feature = "cuda"))]
     pub(crate) fn points(&self) -> &[G::Affine] {
         &self.points
     }
@@ -166,14 +168,10 @@ mod gpu {
     pub(crate) struct OnDevice<'g, 'd>(pub(crate) &'g DeviceGuard<'d>);
 
     impl OnDevice<'_, '_> {
-        fn mul<G: PrimeCurve>(
-            &self,
-            table: &FixedBase<G>,
-            scalars: &[Scalar],
-        ) -> Result<Vec<G::Affine>, Error>
+        fn mul<G>(&self, table: &FixedBase<G>, scalars: &[Scalar]) -> Result<Vec<G::Affine>, Error>
         where
+            G: PrimeCurve + Send + Sync,
             G::Affine: GpuCurve<Curve = G>,
-            G: Send + Sync,
         {
             Ok(fixed_base_mul(
                 self.0,

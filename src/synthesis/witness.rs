@@ -56,6 +56,66 @@ impl WitnessAssignment {
     }
 }
 
+impl WitnessAssignment {
+    /// One witness from parts synthesized apart (on separate threads, say):
+    /// each part was synthesized from an empty witness through the same
+    /// shared beginning as `prefix` (a circuit's common variables, allocated
+    /// again in every part), then its own share. The result holds the
+    /// prefix's variables once and then each part's own, in order: the
+    /// witness one synthesis of the parts in sequence makes. A part that
+    /// does not begin with the prefix's values is an error. Constraint
+    /// counts add up, the prefix's counted once, where every one is counted.
+    ///
+    /// ```
+    /// use bellpepper_core::ConstraintSystem;
+    /// use blstrs::Scalar;
+    /// use groth16_gpu::synthesis::WitnessAssignment;
+    /// let part = |own: u64| {
+    ///     let mut w = WitnessAssignment::counting();
+    ///     w.alloc(|| "shared", || Ok(Scalar::from(7u64))).unwrap();
+    ///     w.alloc(|| "own", || Ok(Scalar::from(own))).unwrap();
+    ///     w
+    /// };
+    /// let mut prefix = WitnessAssignment::counting();
+    /// prefix.alloc(|| "shared", || Ok(Scalar::from(7u64))).unwrap();
+    /// let joined = WitnessAssignment::join_parts(prefix, vec![part(1), part(2)])?;
+    /// assert_eq!(joined.aux, [7u64, 1, 2].map(Scalar::from));
+    /// # Ok::<(), groth16_gpu::Error>(())
+    /// ```
+    pub fn join_parts(
+        prefix: WitnessAssignment,
+        parts: Vec<WitnessAssignment>,
+    ) -> Result<WitnessAssignment, crate::Error> {
+        let (inputs, aux) = (prefix.input.len(), prefix.aux.len());
+        for (k, part) in parts.iter().enumerate() {
+            let begins_alike = part.input.get(..inputs) == Some(&prefix.input[..])
+                && part.aux.get(..aux) == Some(&prefix.aux[..]);
+            if !begins_alike {
+                return Err(crate::Error::ShapeMismatch(format!(
+                    "witness part {k} does not begin with the shared prefix's {inputs} inputs and {aux} aux values"
+                )));
+            }
+        }
+        let mut joined = prefix;
+        joined
+            .input
+            .reserve(parts.iter().map(|p| p.input.len() - inputs).sum());
+        joined
+            .aux
+            .reserve(parts.iter().map(|p| p.aux.len() - aux).sum());
+        let shared_constraints = joined.constraints;
+        for part in parts {
+            joined.input.extend_from_slice(&part.input[inputs..]);
+            joined.aux.extend_from_slice(&part.aux[aux..]);
+            joined.constraints = match (joined.constraints, part.constraints, shared_constraints) {
+                (Some(total), Some(n), Some(shared)) => Some(total + n - shared),
+                _ => None,
+            };
+        }
+        Ok(joined)
+    }
+}
+
 impl Default for WitnessAssignment {
     fn default() -> Self {
         Self {
@@ -186,5 +246,75 @@ impl ConstraintSystem<Scalar> for WitnessAssignment {
 
     fn aux_slice(&self) -> &[Scalar] {
         &self.aux
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shared beginning (an input and two aux values), then `shares`,
+    /// each adding aux values, an input and a constraint.
+    fn synthesize(cs: &mut WitnessAssignment, shares: &[u64]) {
+        cs.alloc_input(|| "common input", || Ok(Scalar::from(3u64)))
+            .unwrap();
+        for v in [5u64, 6] {
+            cs.alloc(|| "common", || Ok(Scalar::from(v))).unwrap();
+        }
+        cs.enforce(|| "common", |lc| lc, |lc| lc, |lc| lc);
+        for &share in shares {
+            cs.alloc(|| "own", || Ok(Scalar::from(share))).unwrap();
+            cs.alloc(|| "own square", || Ok(Scalar::from(share * share)))
+                .unwrap();
+            cs.alloc_input(|| "own input", || Ok(Scalar::from(share + 100)))
+                .unwrap();
+            cs.enforce(|| "own", |lc| lc, |lc| lc, |lc| lc);
+        }
+    }
+
+    fn witness_of(shares: &[u64]) -> WitnessAssignment {
+        let mut w = WitnessAssignment::counting();
+        synthesize(&mut w, shares);
+        w
+    }
+
+    #[test]
+    fn parts_join_into_the_sequential_witness() {
+        let shares = [1u64, 2, 3, 4, 5];
+        let sequential = witness_of(&shares);
+        // Uneven parts, an empty one among them.
+        let parts = vec![
+            witness_of(&shares[..2]),
+            witness_of(&[]),
+            witness_of(&shares[2..3]),
+            witness_of(&shares[3..]),
+        ];
+        let joined = WitnessAssignment::join_parts(witness_of(&[]), parts).unwrap();
+        assert_eq!(joined.input, sequential.input);
+        assert_eq!(joined.aux, sequential.aux);
+        assert_eq!(joined.constraints, sequential.constraints);
+        let one_part = WitnessAssignment::join_parts(witness_of(&[]), vec![sequential.clone()]);
+        assert_eq!(one_part.unwrap().aux, sequential.aux);
+    }
+
+    #[test]
+    fn a_part_with_another_beginning_is_refused() {
+        let mut other = WitnessAssignment::counting();
+        other
+            .alloc_input(|| "x", || Ok(Scalar::from(4u64)))
+            .unwrap();
+        let error = WitnessAssignment::join_parts(witness_of(&[]), vec![witness_of(&[1]), other]);
+        assert!(error.unwrap_err().to_string().contains("part 1"));
+        let short = WitnessAssignment::counting();
+        assert!(WitnessAssignment::join_parts(witness_of(&[]), vec![short]).is_err());
+    }
+
+    #[test]
+    fn an_uncounted_part_leaves_the_joined_count_unknown() {
+        let mut uncounted = witness_of(&[7]);
+        uncounted.constraints = None;
+        let joined =
+            WitnessAssignment::join_parts(witness_of(&[]), vec![witness_of(&[1]), uncounted]);
+        assert_eq!(joined.unwrap().constraints, None);
     }
 }

@@ -5,13 +5,17 @@
 //! (included by path).
 #![allow(dead_code)]
 
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 use filecoin_hashers::{
     poseidon::PoseidonHasher, sha256::Sha256Hasher, Domain, HashFunction, Hasher,
 };
 use generic_array::typenum::{U0, U8};
+use groth16_gpu::synthesis::{CircuitShape, WitnessAssignment};
 use rand_core::RngCore;
+use rayon::prelude::*;
+use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_core::{
     api_version::ApiVersion,
     compound_proof::{self, CompoundProof},
@@ -74,6 +78,14 @@ impl PorepConfig {
 /// and builds its partition circuits; the crate checks the vanilla proofs on
 /// the way. The folder is gone when this returns: the circuits hold all they need.
 pub fn porep_partitions(config: PorepConfig, rng: &mut impl RngCore) -> Partitions<PorepCircuit> {
+    porep_partitions_and_parts(config, rng).0
+}
+
+/// [`porep_partitions`], with each partition also as its [`PorepParts`].
+pub fn porep_partitions_and_parts(
+    config: PorepConfig,
+    rng: &mut impl RngCore,
+) -> (Partitions<PorepCircuit>, Vec<PorepParts>) {
     let setup = compound_proof::SetupParams {
         vanilla_params: stacked::SetupParams {
             nodes: config.nodes,
@@ -128,15 +140,138 @@ pub fn porep_partitions(config: PorepConfig, rng: &mut impl RngCore) -> Partitio
         p_aux,
         t_aux: TemporaryAuxCache::new(&t_aux, replica_path, false).expect("trees from disk"),
     };
-    let partitions = StackedCompound::circuit_for_test_all(&params, &public, &private)
-        .expect("partition circuits")
-        .into_iter()
-        .map(|(circuit, inputs)| Partition { circuit, inputs })
-        .collect();
+    let vanilla = StackedDrg::<PorepTree, Sha256Hasher>::prove_all_partitions(
+        &params.vanilla_params,
+        &public,
+        &private,
+        config.partitions,
+    )
+    .expect("vanilla proofs");
+    assert!(
+        StackedDrg::<PorepTree, Sha256Hasher>::verify_all_partitions(
+            &params.vanilla_params,
+            &public,
+            &vanilla
+        )
+        .expect("vanilla verification"),
+        "the vanilla proofs do not verify"
+    );
+    let mut partitions = Vec::with_capacity(vanilla.len());
+    let mut parts = Vec::with_capacity(vanilla.len());
+    for (k, proofs) in vanilla.into_iter().enumerate() {
+        let partition_public =
+            <StackedDrg<'_, PorepTree, Sha256Hasher> as ProofScheme<'_>>::with_partition(
+                public.clone(),
+                Some(k),
+            );
+        let inputs = StackedCompound::<PorepTree, Sha256Hasher>::generate_public_inputs(
+            &partition_public,
+            &params.vanilla_params,
+            Some(k),
+        )
+        .expect("public inputs");
+        let circuit = StackedCompound::<PorepTree, Sha256Hasher>::circuit(
+            &partition_public,
+            (),
+            &proofs,
+            &params.vanilla_params,
+            Some(k),
+        )
+        .expect("partition circuit");
+        partitions.push(Partition { circuit, inputs });
+        let tau = partition_public.tau.expect("tau is set");
+        parts.push(PorepParts {
+            replica_id,
+            comm_d: tau.comm_d,
+            comm_r: tau.comm_r,
+            comm_r_last: proofs[0].comm_r_last(),
+            comm_c: proofs[0].comm_c(),
+            proofs,
+        });
+    }
     let blank = <StackedCompound<PorepTree, Sha256Hasher> as CompoundProof<_, _>>::blank_circuit(
         &params.vanilla_params,
     );
-    Partitions { blank, partitions }
+    (Partitions { blank, partitions }, parts)
+}
+
+type PoseidonDomain = <PoseidonHasher as Hasher>::Domain;
+
+/// A PoRep partition's circuit as its parts: the commitments every part
+/// shares and one vanilla proof per challenge. Synthesized whole it is the
+/// partition's circuit (storage-proofs' own `StackedCircuit::synthesize`);
+/// [`witness_in_parts`](Self::witness_in_parts) synthesizes its challenges
+/// on separate threads into the same witness.
+#[derive(Clone)]
+pub struct PorepParts {
+    replica_id: PoseidonDomain,
+    comm_d: <Sha256Hasher as Hasher>::Domain,
+    comm_r: PoseidonDomain,
+    comm_r_last: PoseidonDomain,
+    comm_c: PoseidonDomain,
+    proofs: Vec<stacked::Proof<PorepTree, Sha256Hasher>>,
+}
+
+impl PorepParts {
+    /// The shared beginning, then the challenges of `proofs`, as the
+    /// partition circuit synthesizes them.
+    fn synthesize_challenges<CS: ConstraintSystem<Scalar>>(
+        &self,
+        cs: CS,
+        proofs: &[stacked::Proof<PorepTree, Sha256Hasher>],
+    ) -> Result<(), SynthesisError> {
+        PorepCircuit::synthesize(
+            cs,
+            Some(self.replica_id),
+            Some(self.comm_d),
+            Some(self.comm_r),
+            Some(self.comm_r_last),
+            Some(self.comm_c),
+            proofs.iter().cloned().map(Into::into).collect(),
+        )
+    }
+
+    /// Challenges in the partition.
+    pub fn challenges(&self) -> usize {
+        self.proofs.len()
+    }
+
+    /// The partition's witness with its challenges cut into `parts` runs
+    /// (at most one a challenge), each synthesized on a thread of its own
+    /// with the shared beginning, then joined in order: the witness one
+    /// synthesis makes (`WitnessAssignment::join_parts`).
+    pub fn witness_in_parts(
+        &self,
+        shape: &CircuitShape,
+        parts: usize,
+    ) -> Result<WitnessAssignment, groth16_gpu::Error> {
+        let mut prefix = WitnessAssignment::counting();
+        self.synthesize_challenges(&mut prefix, &[])?;
+        let run = self
+            .proofs
+            .len()
+            .div_ceil(parts.clamp(1, self.proofs.len().max(1)))
+            .max(1);
+        let aux_per_run =
+            shape.num_aux() / self.proofs.len().div_ceil(run).max(1) + prefix.aux.len();
+        let witnesses = self
+            .proofs
+            .par_chunks(run)
+            .map(|proofs| {
+                let mut witness =
+                    WitnessAssignment::counting_with_capacity(shape.num_inputs(), aux_per_run);
+                self.synthesize_challenges(&mut witness, proofs)?;
+                Ok(witness)
+            })
+            .collect::<Result<Vec<_>, groth16_gpu::Error>>()?;
+        WitnessAssignment::join_parts(prefix, witnesses)
+    }
+}
+
+impl Circuit<Scalar> for PorepParts {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        self.synthesize_challenges(cs, &self.proofs)
+    }
 }
 
 /// Sizes of a WindowPoSt over 2 KiB sectors.
