@@ -296,10 +296,10 @@ fn powers(tau: Scalar, m: usize) -> Vec<Scalar> {
     out
 }
 
-/// The points but the identities: a and b drop the variables they do not use.
-fn without_identities<P: PrimeCurveAffine + Send>(points: Vec<P>) -> Vec<P> {
+/// The points but the identities: a and b drop the variables they do not
+/// use. In place: a production key's b_g2 alone is tens of GB.
+fn without_identities<P: PrimeCurveAffine>(mut points: Vec<P>) -> Vec<P> {
+    points.retain(|p| !bool::from(p.is_identity()));
+    points.shrink_to_fit();
     points
-        .into_par_iter()
-        .filter(|p| !bool::from(p.is_identity()))
-        .collect()
 }
