@@ -296,7 +296,7 @@ fn prove_on_device(
         }
         Err(Error::Gpu(e)) if e.is_out_of_memory() => {
             report.row("key upload", format!("does not fit ({e}): streamed proofs"));
-            Prover::Streamed(key)
+            Prover::Streamed(Box::new(key))
         }
         Err(e) => return Err(e.into()),
     };
@@ -375,14 +375,14 @@ fn random() -> Scalar {
 /// (each proof then streams it, chunk by chunk).
 enum Prover {
     Resident(GpuProvingKey),
-    Streamed(ProvingKey),
+    Streamed(Box<ProvingKey>),
 }
 
 /// A proof under way on the device, or already made (streamed proofs are
 /// made whole in `start`).
 enum Started {
     Pending(PendingProof),
-    Done(Proof),
+    Done(Box<Proof>),
 }
 
 impl Prover {
@@ -403,7 +403,13 @@ impl Prover {
             )?),
             Prover::Streamed(key) => {
                 let assignment = shape.assign(witness.clone())?;
-                Started::Done(prove_streamed(guard, key, &assignment, random(), random())?)
+                Started::Done(Box::new(prove_streamed(
+                    guard,
+                    key,
+                    &assignment,
+                    random(),
+                    random(),
+                )?))
             }
         })
     }
@@ -411,7 +417,7 @@ impl Prover {
     fn finish(&self, guard: &DeviceGuard<'_>, started: Started) -> Result<Proof, Error> {
         match started {
             Started::Pending(pending) => finish_proof(guard, pending),
-            Started::Done(proof) => Ok(proof),
+            Started::Done(proof) => Ok(*proof),
         }
     }
 }

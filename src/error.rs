@@ -68,6 +68,17 @@ pub enum Error {
     /// The prover pool failed a job, or could not be built.
     #[error(transparent)]
     Pool(#[from] crate::pool::PoolError),
+    /// A job that needs more host memory than is available, refused before
+    /// allocating it; the process can go on with a smaller one.
+    #[error("out of host memory: {what} needs {needed} bytes, {available} are available")]
+    OutOfHostMemory {
+        /// What the memory was for.
+        what: String,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes available when asked.
+        available: u64,
+    },
     /// An I/O error while reading or writing.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

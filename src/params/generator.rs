@@ -6,6 +6,7 @@ use rand_core::RngCore;
 use rayon::prelude::*;
 
 use super::fixed_base::{window_bits_for, FixedBase, Multiplier, OnHost};
+use super::host_memory;
 use super::{ProvingKey, VerifyingKey};
 use crate::backend::cpu::Domain;
 use crate::synthesis::CircuitShape;
@@ -210,6 +211,11 @@ fn generate_key(
         Option::from(delta.invert()).ok_or(SynthesisError::UnexpectedIdentity)?;
     let domain = Domain::new(shape.num_constraints())?;
     let m = domain.size();
+    host_memory::ensure_fits(
+        &format!("generating a key for a domain of 2^{}", m.trailing_zeros()),
+        host_memory::key_generation_bytes(m, shape.num_inputs(), shape.num_aux()),
+        host_memory::available_bytes(),
+    )?;
     log::info!(
         "generating parameters: {} constraints, domain 2^{}, {} inputs, {} aux",
         shape.num_constraints(),

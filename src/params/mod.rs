@@ -10,6 +10,7 @@
 mod codec;
 mod fixed_base;
 mod generator;
+mod host_memory;
 mod reader;
 mod writer;
 
