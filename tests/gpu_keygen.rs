@@ -18,7 +18,10 @@ use groth16_gpu::device::DeviceGuard;
 use groth16_gpu::params::{generate_parameters_for_shape_on_gpu, Trapdoor};
 use groth16_gpu::synthesis::CircuitShape;
 use groth16_gpu::{generate_parameters_for_shape, Error, ProvingKey};
-use group::{prime::PrimeCurve, Group};
+use group::{
+    prime::{PrimeCurve, PrimeCurveAffine},
+    Group,
+};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -41,17 +44,20 @@ fn on_first_device(test: impl FnOnce(&DeviceGuard<'_>)) {
 /// it: entry w · (2^bits − 1) + d − 1 is d · 2^(bits·w) · base.
 fn table<G: PrimeCurve>(base: G, bits: u32) -> Vec<G::Affine> {
     let mut window_base = base;
-    let mut points = Vec::new();
+    let mut multiples = Vec::new();
     for _ in 0..fixed_base_windows(bits) {
         let mut multiple = G::identity();
         for _ in 1..(1u32 << bits) {
             multiple += window_base;
-            points.push(multiple.to_affine());
+            multiples.push(multiple);
         }
         for _ in 0..bits {
             window_base = window_base.double();
         }
     }
+    // One inversion for the lot: a 16-bit table is a million points.
+    let mut points = vec![G::Affine::identity(); multiples.len()];
+    G::batch_normalize(&multiples, &mut points);
     points
 }
 
