@@ -10,7 +10,6 @@ use super::host_memory;
 use super::{ProvingKey, VerifyingKey};
 use crate::backend::cpu::Domain;
 use crate::synthesis::CircuitShape;
-use crate::synthesis::Column;
 use crate::Error;
 
 /// Per-variable values of A, B, C at τ: Σ over rows of coefficient · L_row(τ).
@@ -21,19 +20,10 @@ struct QapAtTau {
 }
 
 fn evaluate_at_tau(shape: &CircuitShape, lagrange: &[Scalar]) -> [QapAtTau; 2] {
-    let num_inputs = shape.num_inputs();
-    let num_aux = shape.num_aux();
-    let columns = |matrix: &crate::synthesis::SparseMatrix| {
-        let mut inputs = vec![Scalar::ZERO; num_inputs];
-        let mut aux = vec![Scalar::ZERO; num_aux];
-        matrix.for_each_entry(|row, column, coeff| match column {
-            Column::Input(i) => inputs[i] += coeff * lagrange[row],
-            Column::Aux(i) => aux[i] += coeff * lagrange[row],
-        });
-        (inputs, aux)
-    };
-    let [a, b, c] = shape.matrices();
-    let ((a, b), c) = rayon::join(|| rayon::join(|| columns(a), || columns(b)), || columns(c));
+    let (num_inputs, num_aux) = (shape.num_inputs(), shape.num_aux());
+    let [a, b, c] = shape
+        .matrices()
+        .map(|matrix| matrix.transpose_times(&lagrange[..matrix.num_rows()], num_inputs, num_aux));
     [
         QapAtTau {
             a: a.0,

@@ -177,6 +177,66 @@ impl SparseMatrix {
         acc
     }
 
+    /// The matrix transposed times `weights` (one per row): per input and
+    /// per aux variable, Σ over its entries of coefficient · weights[row].
+    /// In parallel: each thread owns a range of aux columns and reads every
+    /// entry, multiplying only its own (a key's QAP at τ, where a column's
+    /// entries lie anywhere in the rows).
+    pub fn transpose_times(
+        &self,
+        weights: &[Scalar],
+        num_inputs: usize,
+        num_aux: usize,
+    ) -> (Vec<Scalar>, Vec<Scalar>) {
+        assert_eq!(weights.len(), self.num_rows(), "a weight per row");
+        let mut inputs = vec![Scalar::ZERO; num_inputs];
+        let mut aux = vec![Scalar::ZERO; num_aux];
+        let range = num_aux
+            .div_ceil(2 * rayon::current_num_threads())
+            .max(1 << 12);
+        rayon::join(
+            || {
+                self.accumulate(weights, &mut inputs, |c| {
+                    (c & AUX_FLAG == 0).then_some(c as usize)
+                })
+            },
+            || {
+                aux.par_chunks_mut(range).enumerate().for_each(|(k, out)| {
+                    let (first, len) = (k * range, out.len());
+                    self.accumulate(weights, out, |c| {
+                        let i = (c & !AUX_FLAG) as usize;
+                        (c & AUX_FLAG != 0 && i >= first && i < first + len).then(|| i - first)
+                    })
+                })
+            },
+        );
+        (inputs, aux)
+    }
+
+    /// out[own(column)] += coefficient · weights[row] for every entry whose
+    /// column `own` maps into `out`.
+    fn accumulate(
+        &self,
+        weights: &[Scalar],
+        out: &mut [Scalar],
+        own: impl Fn(u32) -> Option<usize>,
+    ) {
+        for (row, weight) in weights.iter().enumerate() {
+            let (start, end) = (
+                self.row_starts[row] as usize,
+                self.row_starts[row + 1] as usize,
+            );
+            for k in start..end {
+                if let Some(i) = own(self.columns[k]) {
+                    match self.coefficients[k] {
+                        UNIT => out[i] += weight,
+                        slot => add_product(&mut out[i], weight, &self.constants[slot as usize]),
+                    }
+                }
+            }
+        }
+    }
+
     /// Calls `visit(row, variable, coefficient)` for every entry.
     pub fn for_each_entry(&self, mut visit: impl FnMut(usize, Column, Scalar)) {
         for row in 0..self.num_rows() {
@@ -257,5 +317,54 @@ impl SparseMatrix {
             matrix.constants.push(value);
         }
         Ok(matrix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellpepper_core::{Index, Variable};
+    use rand_core::{OsRng, RngCore};
+
+    /// Rows of a few entries anywhere among 3 inputs and `aux` aux
+    /// variables, coefficients one or random.
+    fn random_matrix(rows: usize, aux: usize) -> SparseMatrix {
+        let mut rng = OsRng;
+        let mut matrix = SparseMatrix::new();
+        for _ in 0..rows {
+            let mut lc = LinearCombination::zero();
+            for _ in 0..(rng.next_u32() % 5) {
+                let variable = if rng.next_u32() % 7 == 0 {
+                    Variable(Index::Input((rng.next_u32() % 3) as usize))
+                } else {
+                    Variable(Index::Aux(rng.next_u32() as usize % aux))
+                };
+                let coeff = if rng.next_u32() % 2 == 0 {
+                    Scalar::ONE
+                } else {
+                    Scalar::random(&mut rng)
+                };
+                lc = lc + (coeff, variable);
+            }
+            matrix.push_row(&lc);
+        }
+        matrix
+    }
+
+    #[test]
+    fn transposed_products_sum_every_entry_once() {
+        let aux = 20_000;
+        let matrix = random_matrix(30_000, aux);
+        let weights: Vec<Scalar> = (0..matrix.num_rows())
+            .map(|_| Scalar::random(OsRng))
+            .collect();
+        let (mut inputs, mut expected) = (vec![Scalar::ZERO; 3], vec![Scalar::ZERO; aux]);
+        matrix.for_each_entry(|row, column, coeff| match column {
+            Column::Input(i) => inputs[i] += coeff * weights[row],
+            Column::Aux(i) => expected[i] += coeff * weights[row],
+        });
+        let (got_inputs, got_aux) = matrix.transpose_times(&weights, 3, aux);
+        assert_eq!(got_inputs, inputs);
+        assert!(got_aux == expected, "aux columns differ");
     }
 }
