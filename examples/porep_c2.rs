@@ -7,7 +7,7 @@
 //! ```text
 //! cargo run --release --features cuda --example porep_c2 -- \
 //!     [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64]
-//!     [--shape FILE] [--record-only] [--estimate] [--repeats 3]
+//!     [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3]
 //!     [--synthesis-threads N] [--device N]
 //! ```
 //! Stages, each timed, so a device session can run them apart:
@@ -16,7 +16,9 @@
 //!    (and saved there); `--record-only` stops here. `--estimate` also
 //!    records one challenge at 64 and at 512 nodes and extrapolates the
 //!    count to a 32 GiB sector's trees;
-//! 3. the key, generated on the GPU in memory from a random trapdoor;
+//! 3. the key: read from `--params FILE` where it exists, else generated
+//!    on the GPU in memory from a random trapdoor (and written to FILE
+//!    where the disk has room: a production key is tens of GB);
 //! 4. the key uploaded (the host copy is then dropped: only the verifying
 //!    key stays);
 //! 5. one partition alone: its witness on one thread and with its
@@ -51,7 +53,7 @@ use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
 use groth16_gpu::groth16::gpu::{
     finish_proof, prove_streamed, start_proof_shaped, GpuProvingKey, PendingProof,
 };
-use groth16_gpu::params::{generate_parameters_for_shape_on_gpu, Trapdoor};
+use groth16_gpu::params::{generate_parameters_for_shape_on_gpu, CheckMode, Trapdoor};
 use groth16_gpu::synthesis::{CircuitShape, WitnessAssignment};
 use groth16_gpu::{prepare_verifying_key, verify_proofs_batch, Error, Proof, ProvingKey};
 use memory::{peak_host_memory, DeviceMemorySampler};
@@ -68,6 +70,7 @@ const PRODUCTION_NODES_LOG2: u32 = 30;
 struct Options {
     config: PorepConfig,
     shape: Option<PathBuf>,
+    params: Option<PathBuf>,
     record_only: bool,
     estimate: bool,
     repeats: usize,
@@ -84,6 +87,7 @@ fn parse_options() -> Result<Options, String> {
             partitions: PRODUCTION_PARTITIONS,
         },
         shape: None,
+        params: None,
         record_only: false,
         estimate: false,
         repeats: 3,
@@ -98,6 +102,7 @@ fn parse_options() -> Result<Options, String> {
             "--partitions" => options.config.partitions = flags.parsed(&flag)?,
             "--nodes" => options.config.nodes = flags.parsed(&flag)?,
             "--shape" => options.shape = Some(flags.value(&flag)?.into()),
+            "--params" => options.params = Some(flags.value(&flag)?.into()),
             "--record-only" => options.record_only = true,
             "--estimate" => options.estimate = true,
             "--repeats" => options.repeats = flags.parsed(&flag)?,
@@ -125,7 +130,7 @@ fn main() {
         .format_timestamp_millis()
         .init();
     let options = parse_options().unwrap_or_else(|e| {
-        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--record-only] [--estimate] [--repeats 3] [--synthesis-threads N] [--device N]");
+        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--synthesis-threads N] [--device N]");
         std::process::exit(2);
     });
     if let Err(e) = run(&options) {
@@ -246,6 +251,64 @@ fn estimate_production(
     Ok(())
 }
 
+/// The key: read from `--params FILE` where it exists, else generated on
+/// the GPU in memory and, with `--params`, written there where the disk
+/// has room for it.
+fn key_for(
+    options: &Options,
+    report: &mut Report,
+    shape: &CircuitShape,
+    guard: &DeviceGuard<'_>,
+) -> Result<ProvingKey, Box<dyn std::error::Error>> {
+    let start = Instant::now();
+    if let Some(path) = options.params.as_ref().filter(|p| p.exists()) {
+        let key = ProvingKey::read_file(path, CheckMode::OnCurve)?;
+        report.row("key read from file", secs(start.elapsed()));
+        return Ok(key);
+    }
+    let key = generate_parameters_for_shape_on_gpu(shape, &Trapdoor::random(&mut OsRng), guard)?;
+    let bytes = key.serialized_len();
+    report.row(
+        "key generation (GPU, in memory)",
+        format!("{} ({} GB)", secs(start.elapsed()), bytes / 1_000_000_000),
+    );
+    if let Some(path) = &options.params {
+        match free_disk_bytes(path) {
+            Some(free) if free < bytes + (1 << 30) => report.row(
+                "key not written",
+                format!(
+                    "{} needs {bytes} bytes, the disk has {free} free",
+                    path.display()
+                ),
+            ),
+            _ => {
+                let start = Instant::now();
+                key.write_file(path)?;
+                report.row("key written", secs(start.elapsed()));
+            }
+        }
+    }
+    Ok(key)
+}
+
+/// Free bytes on the file system that would hold `path` (its folder), where
+/// the system says.
+fn free_disk_bytes(path: &std::path::Path) -> Option<u64> {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty())?;
+    let output = std::process::Command::new("df")
+        .args(["--output=avail", "-B1"])
+        .arg(folder)
+        .output()
+        .ok()?;
+    String::from_utf8(output.stdout)
+        .ok()?
+        .lines()
+        .nth(1)?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// Median and best of `times`.
 fn best_and_median(mut times: Vec<Duration>) -> String {
     times.sort();
@@ -269,16 +332,7 @@ fn prove_on_device(
     let sampler = DeviceMemorySampler::start(options.device)?;
     let guard = device.lock();
 
-    let start = Instant::now();
-    let key = generate_parameters_for_shape_on_gpu(shape, &Trapdoor::random(&mut OsRng), &guard)?;
-    report.row(
-        "key generation (GPU, in memory)",
-        format!(
-            "{} ({} GB)",
-            secs(start.elapsed()),
-            key.serialized_len() / 1_000_000_000
-        ),
-    );
+    let key = key_for(options, report, shape, &guard)?;
     let pvk = prepare_verifying_key(&key.vk);
     let start = Instant::now();
     let prover = match GpuProvingKey::upload(&guard, &key) {
