@@ -178,7 +178,7 @@ impl SparseMatrix {
     }
 
     /// The matrix transposed times `weights` (one per row): per input and
-    /// per aux variable, Σ over its entries of coefficient · weights[row].
+    /// per aux variable, Σ over its entries of coefficient · `weights[row]`.
     /// In parallel: each thread owns a range of aux columns and reads every
     /// entry, multiplying only its own (a key's QAP at τ, where a column's
     /// entries lie anywhere in the rows).
@@ -213,7 +213,7 @@ impl SparseMatrix {
         (inputs, aux)
     }
 
-    /// out[own(column)] += coefficient · weights[row] for every entry whose
+    /// `out[own(column)] += coefficient · weights[row]` for every entry whose
     /// column `own` maps into `out`.
     fn accumulate(
         &self,
