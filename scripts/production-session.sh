@@ -5,7 +5,8 @@
 # Logs go to $OUT (or target/gpu-bundle/logs). Settings:
 #   KEYGEN_SIZES (default 20,22,24), KEYGEN_CPU_SIZES (default 20,22),
 #   C2_ARGS (porep_c2's arguments; default production's), and the limits
-#   TESTS_S, KEYGEN_S, C2_S in seconds (defaults 90, 170, 320).
+#   TESTS_S, KEYGEN_S, C2_S in seconds (defaults 90, 170, 320); STAGES
+#   names the stages to run (default "keygen-tests keygen c2").
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bin=target/gpu-bundle/bin
@@ -22,6 +23,7 @@ echo "host: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
 stage() {
   local name="$1" limit="$2"
   shift 2
+  [[ " ${STAGES:-keygen-tests keygen c2} " == *" $name "* ]] || return 0
   echo "== $name ($(date -u +%T)): $*"
   timeout "$limit" "$@" >"$logs/$name.log" 2>&1
   local status=$?
