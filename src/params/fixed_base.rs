@@ -48,24 +48,31 @@ where
                 Some(current)
             })
             .collect();
-        let tables: Vec<Vec<G::Affine>> = window_bases
-            .into_par_iter()
-            .map(|wb| {
-                let multiples: Vec<G> = (1..1usize << bits)
-                    .scan(G::identity(), |acc, _| {
-                        *acc += wb;
-                        Some(*acc)
+        // Every window's multiples in runs of RUN, each run on a thread of
+        // its own from one scalar multiplication: the 16-bit tables of a
+        // large key are a million points a group.
+        const RUN: usize = 1 << 12;
+        let row = (1usize << bits) - 1;
+        let mut points = vec![G::Affine::identity(); windows * row];
+        points
+            .par_chunks_mut(row)
+            .zip(window_bases.par_iter())
+            .for_each(|(table, window_base)| {
+                table
+                    .par_chunks_mut(RUN)
+                    .enumerate()
+                    .for_each(|(run, out)| {
+                        let first = (run * RUN + 1) as u64;
+                        let mut multiple = *window_base * G::Scalar::from(first);
+                        let mut multiples = Vec::with_capacity(out.len());
+                        for _ in 0..out.len() {
+                            multiples.push(multiple);
+                            multiple += window_base;
+                        }
+                        G::batch_normalize(&multiples, out);
                     })
-                    .collect();
-                let mut affine = vec![G::Affine::identity(); multiples.len()];
-                G::batch_normalize(&multiples, &mut affine);
-                affine
-            })
-            .collect();
-        Self {
-            bits,
-            points: tables.concat(),
-        }
+            });
+        Self { bits, points }
     }
 
     /// The window width.

@@ -3,6 +3,7 @@
 //! per point).
 
 use blstrs::Scalar;
+use rayon::prelude::*;
 
 use super::curve::{as_words, GpuCurve};
 use super::msm::mismatch;
@@ -46,12 +47,17 @@ where
         return Ok(Vec::new());
     }
     debug_assert!(table.iter().all(|p| !bool::from(p.is_identity())));
-    let mut out: Vec<G> = Vec::with_capacity(scalars.len());
+    // Written through once here, in parallel: the copies back then land in
+    // pages already mapped, where a fresh allocation would take each page
+    // fault in the copying thread (a 2^27 query is 13 GB of G1 points).
+    let mut out: Vec<G> = (0..scalars.len())
+        .into_par_iter()
+        .map(|_| G::identity())
+        .collect();
     // SAFETY: `table` is table.len() affine points and `scalars`
     // scalars.len() Scalars (blst layouts, checked by
-    // tests/gpu_ffi_layout.rs), read only; `out` has room for
-    // scalars.len() points, which the call writes all of before it returns
-    // Ok (nothing is read from `out`).
+    // tests/gpu_ffi_layout.rs), read only; `out` holds scalars.len()
+    // points, which the call overwrites.
     unsafe {
         ffi::fixed_base_mul(
             guard.ffi_device(),
@@ -64,7 +70,6 @@ where
             out.as_mut_ptr().cast::<u64>(),
             batch.unwrap_or(0),
         )?;
-        out.set_len(scalars.len());
     }
     Ok(out)
 }
