@@ -27,7 +27,7 @@
 //! The floor column is the arithmetic floor: the Fp products the method must
 //! do (G1: 10 per mixed addition, 14 per full one; G2: Fp2 products of 3 Fp
 //! and squares of 2) at the rate the device's product allows on its
-//! multiply pipe (NOTES-msm.md has the derivation).
+//! multiply pipe (docs/NOTES-msm.md has the derivation).
 
 #[path = "common/gpu_bench.rs"]
 mod gpu_bench;

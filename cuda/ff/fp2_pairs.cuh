@@ -3,7 +3,7 @@
 // halves and its partner's. A G2 point then takes an Fp-sized share of
 // each thread's registers, as a G1 point does, where one thread holding
 // whole Fp2 values runs at 255 registers and two warps a scheduler, its
-// products' dependency chains exposed (NOTES-msm.md). The arithmetic is
+// products' dependency chains exposed (docs/NOTES-msm.md). The arithmetic is
 // the same as one thread's Karatsuba: a product is one sum of two
 // products per lane (3 N^2 limb products each, 6 N^2 in all; Karatsuba's
 // three Montgomery products are 6 N^2 too).
@@ -67,7 +67,7 @@ struct PairLane {
   /// x1) and 2 x0 x1, one Fp product a lane) did less arithmetic but
   /// added two functions to G2's hot loop, which then outgrew the
   /// instruction cache: dropping it made G2 MSMs ~10 % faster
-  /// (NOTES-gpu.md, twenty-sixth session).
+  /// (docs/NOTES-gpu.md, twenty-sixth session).
   __device__ PairLane sqr() const { return mul_device(*this, *this); }
 
   /// Called, not inlined, as Fp's and Fp2's products are (the instruction

@@ -76,7 +76,7 @@ inline uint32_t inline_pieces() {
 /// G2's first level with each point split over a pair of threads, held to
 /// 128 registers (G2FirstLevel::kPairs128): G2 2^22 points with 20-bit
 /// copies 120.6 -> 109.5 ms on the H200 against a point a thread, and 2^24
-/// proofs 1034-1047 -> 986-994 ms best of 5 (NOTES-gpu.md, 2026-12-04).
+/// proofs 1034-1047 -> 986-994 ms best of 5 (docs/NOTES-gpu.md, 2026-12-04).
 constexpr G2FirstLevel kG2FirstLevel = G2FirstLevel::kPairs128;
 
 /// kG2FirstLevel, or G16_MSM_G2_FIRST_LEVEL where set, or what a test

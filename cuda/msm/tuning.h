@@ -1,5 +1,5 @@
 // Tuning knobs read from the environment, for sweeps on a GPU machine
-// without rebuilding (see NOTES-msm.md for what each one measured). Unset,
+// without rebuilding (see docs/NOTES-msm.md for what each one measured). Unset,
 // or outside its range, a knob reads 0 and the built-in choice stands.
 //   G16_MSM_FIRST_BLOCK    sorted entries per first-level thread (32..4096)
 //   G16_MSM_INLINE_PIECES  partial sums a bucket may hold when the window

@@ -9,7 +9,7 @@
 // The rate kernels run kChains independent chains x = x * y per thread, in
 // the modes below; CUDA events after a warm-up, median of kRepeats.
 // On one H200 (2026-12-02) the FP64 product ran at 0.85-0.95 of the integer
-// product in every mode: NOTES-msm.md has the figures and ncu's reading.
+// product in every mode: docs/NOTES-msm.md has the figures and ncu's reading.
 #include <cuda_runtime.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Montgomery multiplication on the FP64 pipe, for fields whose integer
 // product is bound by the GPU's wide multiply-add (IMAD.WIDE issues at ~0.4
-// of the IMAD rate on an H200, DFMA at the full rate: NOTES-msm.md).
+// of the IMAD rate on an H200, DFMA at the full rate: docs/NOTES-msm.md).
 // A probe, not part of the crate: on an H200 it ran at 0.85-0.95 of the
 // integer product (fp64_mul.cu beside it measures both).
 //

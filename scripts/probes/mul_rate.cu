@@ -1,4 +1,4 @@
-// Multiply-pipe rates of the GPU, for the MSM floor (NOTES-msm.md).
+// Multiply-pipe rates of the GPU, for the MSM floor (docs/NOTES-msm.md).
 //
 //   nvcc -O3 -arch=sm_90 -o mul_rate scripts/probes/mul_rate.cu && ./mul_rate
 //

@@ -95,7 +95,7 @@ pub struct PinnedStaging {
     /// The stream staged a, b, c uploads go through, kept from one upload
     /// to the next: in single 2^24 proofs, a stream made and destroyed per
     /// upload kept the H lane from its inputs for ~0.65 s after they had
-    /// landed (NOTES-gpu.md, eighteenth session).
+    /// landed (docs/NOTES-gpu.md, eighteenth session).
     stream: Option<cxx::UniquePtr<ffi::UploadStream>>,
     handle: cxx::UniquePtr<ffi::PinnedScalars>,
 }

@@ -40,7 +40,7 @@ enum CopyShare {
     /// and h 7 and the other three none. A set's first step is nearly all
     /// the gain (H100, 2^24 points, ms with 0 / 2 / 4 / 7 / 13 copies:
     /// G1 155.6 / 135.9 / 134.5 / 131.5 / 128.8, G2 410.9 / 357.7 / 349.3
-    /// / 342.3 / 339.3; NOTES-gpu.md).
+    /// / 342.3 / 339.3; docs/NOTES-gpu.md).
     Spread,
     /// Each set as many as fit before the next gets any (before 2026-12-05;
     /// `G16_COPY_SHARE=in-order`, for comparisons).

@@ -13,7 +13,7 @@ use super::split::{GeneralScalars, SplitScalars};
 /// point in G1 is the unit (about 27 ns at 2^24 on an H200); G2 points cost
 /// 3.5 times as much, a batch-added point (scalar 1) about a twentieth, and
 /// each point of the H domain one MSM point plus its share of the NTTs.
-/// Measured on one H200 (NOTES-msm.md, NOTES-gpu.md); only the ratios
+/// Measured on one H200 (docs/NOTES-msm.md, docs/NOTES-gpu.md); only the ratios
 /// matter.
 pub(super) mod cost {
     pub const G1_GENERAL: f64 = 1.0;

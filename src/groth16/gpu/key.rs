@@ -199,7 +199,7 @@ fn shape_device_bytes(shape: &CircuitShape) -> u64 {
 /// A proof's a, b, c evaluated on the device from `witness`; a broken row
 /// is [`Error::Unsatisfied`]. The witness goes up from where it lies, on
 /// this thread: staging it through the pinned buffer measured no faster
-/// (NOTES-gpu.md, fifteenth session).
+/// (docs/NOTES-gpu.md, fifteenth session).
 fn evaluate_on_device(
     guard: &DeviceGuard<'_>,
     domain: &Domain,
