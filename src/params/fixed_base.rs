@@ -7,6 +7,7 @@ use ff::PrimeField;
 use group::prime::{PrimeCurve, PrimeCurveAffine};
 use rayon::prelude::*;
 
+use crate::backend::cpu::BatchAffine;
 use crate::Error;
 
 /// Scalars multiplied per parallel task on the host (then normalized together).
@@ -32,7 +33,7 @@ pub(crate) struct FixedBase<G: PrimeCurve> {
     points: Vec<G::Affine>,
 }
 
-impl<G: PrimeCurve + Send + Sync> FixedBase<G>
+impl<G: BatchAffine + Send + Sync> FixedBase<G>
 where
     G::Affine: Send + Sync,
 {
@@ -69,7 +70,7 @@ where
                             multiples.push(multiple);
                             multiple += window_base;
                         }
-                        G::batch_normalize(&multiples, out);
+                        G::batch_to_affine(&multiples, out);
                     })
             });
         Self { bits, points }
@@ -108,7 +109,7 @@ where
             .zip(scalars.par_chunks(TASK_LEN))
             .for_each(|(out, scalars)| {
                 let points: Vec<G> = scalars.iter().map(|s| self.mul(s)).collect();
-                G::batch_normalize(&points, out);
+                G::batch_to_affine(&points, out);
             });
         out
     }
