@@ -178,7 +178,7 @@ mod gpu {
     impl OnDevice<'_, '_> {
         fn mul<G>(&self, table: &FixedBase<G>, scalars: &[Scalar]) -> Result<Vec<G::Affine>, Error>
         where
-            G: PrimeCurve + Send + Sync,
+            G: BatchAffine + Send + Sync,
             G::Affine: GpuCurve<Curve = G>,
         {
             Ok(fixed_base_mul(

@@ -65,7 +65,7 @@ impl BatchAffine for G2Projective {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use group::{prime::PrimeCurveAffine, Curve, Group};
+    use group::{prime::PrimeCurveAffine, Group};
     use rand_core::OsRng;
 
     /// Random points with identities among them (first, inside, last), in
