@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::fixed_base::{window_bits_for, FixedBase, Multiplier, OnHost};
 use super::host_memory;
 use super::{ProvingKey, VerifyingKey};
-use crate::backend::cpu::Domain;
+use crate::backend::cpu::{powers, Domain};
 use crate::synthesis::CircuitShape;
 use crate::Error;
 
@@ -274,22 +274,6 @@ fn generate_key(
         b_g1: without_identities(b_g1),
         b_g2: without_identities(b_g2),
     })
-}
-
-/// τ^0, τ^1, …, τ^(m−1).
-fn powers(tau: Scalar, m: usize) -> Vec<Scalar> {
-    const TASK_LEN: usize = 1 << 10;
-    let mut out = vec![Scalar::ZERO; m];
-    out.par_chunks_mut(TASK_LEN)
-        .enumerate()
-        .for_each(|(task, chunk)| {
-            let mut p = tau.pow_vartime([(task * TASK_LEN) as u64]);
-            for v in chunk {
-                *v = p;
-                p *= tau;
-            }
-        });
-    out
 }
 
 /// The points but the identities: a and b drop the variables they do not

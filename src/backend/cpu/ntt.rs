@@ -197,7 +197,7 @@ fn bit_reverse(values: &mut [Scalar]) {
 }
 
 /// base^0 .. base^(count-1), computed in parallel chunks.
-fn powers(base: Scalar, count: usize) -> Vec<Scalar> {
+pub(crate) fn powers(base: Scalar, count: usize) -> Vec<Scalar> {
     let mut out = vec![Scalar::ZERO; count];
     out.par_chunks_mut(TASK_LEN)
         .enumerate()
