@@ -32,7 +32,7 @@ fn bench_gpu_prove(c: &mut Criterion) {
             return;
         }
     }
-    let device = &DeviceMutex::shared().expect("open the devices")[0];
+    let device = &DeviceMutex::all().expect("open the devices")[0];
     let (min_log, max_log) = (
         env_or("G16_BENCH_GPU_MIN_LOG", 16),
         env_or("G16_BENCH_GPU_MAX_LOG", 20),

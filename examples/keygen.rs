@@ -80,7 +80,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
         println!("skipped: no CUDA device");
         return Ok(());
     }
-    let device = DeviceMutex::new(Device::open(options.device)?);
+    let device = DeviceMutex::get(options.device)?;
     println!("device: {:?}", device.properties());
     println!("host threads: {}", rayon::current_num_threads());
     println!();

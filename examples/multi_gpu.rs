@@ -109,7 +109,7 @@ impl Workers {
 /// The single-device run's workers and the multi-device run's.
 fn plan(devices: &Devices) -> (Workers, Workers) {
     #[cfg(feature = "cuda")]
-    match groth16_gpu::device::DeviceMutex::shared() {
+    match groth16_gpu::device::DeviceMutex::all() {
         Ok(found) if !found.is_empty() => {
             let ordinals: Vec<usize> = match devices {
                 Devices::All => (0..found.len()).collect(),

@@ -327,7 +327,7 @@ fn prove_on_device(
     partitions: Vec<filecoin::Partition<PorepCircuit>>,
     parts: Vec<PorepParts>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let device = DeviceMutex::new(Device::open(options.device)?);
+    let device = DeviceMutex::get(options.device)?;
     report.row("device", device.properties().name.clone());
     let sampler = DeviceMemorySampler::start(options.device)?;
     let guard = device.lock();

@@ -400,7 +400,7 @@ fn measure_split(
     repeats: usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
     use groth16_gpu::groth16::gpu::{prove_on_device, prove_split, GpuProvingKey};
-    let devices = groth16_gpu::device::DeviceMutex::shared()?;
+    let devices = groth16_gpu::device::DeviceMutex::all()?;
     if devices.is_empty() {
         return Err("--split needs a GPU".into());
     }

@@ -236,36 +236,55 @@ pub struct DeviceMutex {
 }
 
 impl DeviceMutex {
-    /// Puts a device behind its lock.
-    pub fn new(device: Device) -> DeviceMutex {
+    /// Puts a device behind its lock. Private: [`DeviceMutex::all`] makes
+    /// the process's one lock per device, and no other can exist.
+    fn wrap(device: Device) -> DeviceMutex {
         DeviceMutex {
             properties: device.properties().clone(),
             device: UrgentFirstMutex::new(device),
         }
     }
 
-    /// Opens every device, each behind its own lock, in ordinal order.
-    /// Each call makes new locks; [`DeviceMutex::shared`] is the one set
-    /// for the whole process.
-    pub fn all() -> Result<Vec<DeviceMutex>, GpuError> {
-        Ok(Device::all()?.into_iter().map(DeviceMutex::new).collect())
-    }
-
-    /// Every device behind one lock each, the same set for every caller in
-    /// this process (opened on first use; no device is an empty slice).
-    /// Provers that share devices should lock these, so two callers never
-    /// hold two locks on one device.
-    pub fn shared() -> Result<&'static [DeviceMutex], GpuError> {
-        static SHARED: std::sync::OnceLock<Vec<DeviceMutex>> = std::sync::OnceLock::new();
-        if let Some(devices) = SHARED.get() {
+    /// Every device behind its one lock, in ordinal order: the same set for
+    /// every caller in this process, opened on first use (an empty slice
+    /// when there is no device). Two callers that lock the same device
+    /// always exclude each other.
+    ///
+    /// ```no_run
+    /// use groth16_gpu::device::DeviceMutex;
+    /// # fn run() -> Result<(), groth16_gpu::device::GpuError> {
+    /// for device in DeviceMutex::all()? {
+    ///     let guard = device.lock();
+    ///     println!("{}: {} bytes free", guard.device().name(), guard.device().free_memory()?);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn all() -> Result<&'static [DeviceMutex], GpuError> {
+        static ALL: std::sync::OnceLock<Vec<DeviceMutex>> = std::sync::OnceLock::new();
+        if let Some(devices) = ALL.get() {
             return Ok(devices);
         }
-        let devices = match DeviceMutex::all() {
-            Ok(devices) => devices,
+        let devices = match Device::all() {
+            Ok(devices) => devices.into_iter().map(DeviceMutex::wrap).collect(),
             Err(GpuError::NoDevice) => Vec::new(),
             Err(error) => return Err(error),
         };
-        Ok(SHARED.get_or_init(|| devices))
+        // A thread that lost the race drops its handles; every caller gets
+        // the first set stored.
+        Ok(ALL.get_or_init(|| devices))
+    }
+
+    /// The lock of the device with this ordinal (one of [`DeviceMutex::all`]).
+    pub fn get(ordinal: usize) -> Result<&'static DeviceMutex, GpuError> {
+        let devices = DeviceMutex::all()?;
+        match devices.get(ordinal) {
+            Some(device) => Ok(device),
+            None if devices.is_empty() => Err(GpuError::NoDevice),
+            None => Err(GpuError::InvalidOrdinal {
+                ordinal,
+                count: devices.len(),
+            }),
+        }
     }
 
     /// The device's properties, readable without locking.
@@ -282,14 +301,16 @@ impl DeviceMutex {
     /// Exclusive use of the device if nobody holds it now and no
     /// [`lock_urgent`](Self::lock_urgent) caller waits for it.
     pub fn try_lock(&self) -> Option<DeviceGuard<'_>> {
-        self.device.try_lock().map(|device| DeviceGuard { device })
+        self.device.try_lock().map(|device| DeviceGuard {
+            access: Access::Locked(device),
+        })
     }
 
     /// Waits for exclusive use of the device, behind any
     /// [`lock_urgent`](Self::lock_urgent) callers.
     pub fn lock(&self) -> DeviceGuard<'_> {
         DeviceGuard {
-            device: self.device.lock(),
+            access: Access::Locked(self.device.lock()),
         }
     }
 
@@ -299,7 +320,7 @@ impl DeviceMutex {
     /// ([`DeviceGuard::yield_to_urgent`]); nothing is preempted.
     pub fn lock_urgent(&self) -> DeviceGuard<'_> {
         DeviceGuard {
-            device: self.device.lock_urgent(),
+            access: Access::Locked(self.device.lock_urgent()),
         }
     }
 }
@@ -314,20 +335,47 @@ impl std::fmt::Debug for DeviceMutex {
 
 /// Exclusive use of one device while it lives; every launch goes through it.
 pub struct DeviceGuard<'a> {
-    device: UrgentFirstGuard<'a, Device>,
+    access: Access<'a>,
+}
+
+/// How a guard holds its device.
+enum Access<'a> {
+    /// The device's one lock, held.
+    Locked(UrgentFirstGuard<'a, Device>),
+    /// A second handle to a device whose lock a caller up the stack holds
+    /// for the whole of this guard's life (see [`DeviceGuard::lane`]).
+    Lane(&'a Device),
+}
+
+impl<'a> DeviceGuard<'a> {
+    /// A guard for a worker thread on `device`, a handle duplicated from a
+    /// guard that the caller holds until the worker is done: the backend
+    /// launches through guards, and the device's lock is already taken.
+    /// Crate-private so that outside the crate the lock is the only way in.
+    pub(crate) fn lane(device: &'a Device) -> DeviceGuard<'a> {
+        DeviceGuard {
+            access: Access::Lane(device),
+        }
+    }
 }
 
 impl DeviceGuard<'_> {
     /// The locked device.
     pub fn device(&self) -> &Device {
-        &self.device
+        match &self.access {
+            Access::Locked(device) => device,
+            Access::Lane(device) => device,
+        }
     }
 
     /// Whether a [`DeviceMutex::lock_urgent`] caller waits for this device:
     /// long work should finish what it has in flight and
     /// [`yield_to_urgent`](Self::yield_to_urgent).
     pub fn urgent_waiting(&self) -> bool {
-        self.device.urgent_waiting()
+        match &self.access {
+            Access::Locked(device) => device.urgent_waiting(),
+            Access::Lane(_) => false,
+        }
     }
 
     /// Lets the urgent callers waiting now use the device first, and takes
@@ -335,12 +383,14 @@ impl DeviceGuard<'_> {
     /// on this guard must be finished before: the urgent caller has the
     /// device to itself.
     pub fn yield_to_urgent(&mut self) {
-        self.device.yield_to_urgent();
+        if let Access::Locked(device) = &mut self.access {
+            device.yield_to_urgent();
+        }
     }
 
     /// The C++ handle, for the CUDA backend's launches (src/backend/cuda).
     pub(crate) fn ffi_device(&self) -> &ffi::GpuDevice {
-        self.device.handle.get()
+        self.device().handle.get()
     }
 
     /// `launches` times: a kernel writes the device's ordinal into device
@@ -348,7 +398,7 @@ impl DeviceGuard<'_> {
     /// device and the allocation's device each time.
     pub fn write_ordinal_roundtrip(&mut self, launches: u32) -> Result<(), GpuError> {
         Ok(ffi::write_ordinal_roundtrip(
-            self.device.handle.get(),
+            self.device().handle.get(),
             launches,
         )?)
     }
@@ -357,7 +407,7 @@ impl DeviceGuard<'_> {
     /// each selecting the device itself; the first failure is returned.
     pub fn threaded_ordinal_check(&mut self, threads: u32, launches: u32) -> Result<(), GpuError> {
         Ok(ffi::threaded_ordinal_check(
-            self.device.handle.get(),
+            self.device().handle.get(),
             threads,
             launches,
         )?)

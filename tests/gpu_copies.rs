@@ -427,7 +427,7 @@ fn gpu_copies_refuse_what_they_cannot_make() {
     let bases = random_bases::<G1Affine>(copies_from(), &mut rng);
     let scalars = random_scalars(bases.len(), &mut rng);
     let want = expected_g1(&bases, &scalars);
-    for device in &devices {
+    for device in devices {
         let guard = device.lock();
         let mut resident = ResidentBases::upload(&guard, &bases).unwrap();
         for bits in [3, 25] {
@@ -475,7 +475,7 @@ fn gpu_key_with_shifted_copies_proves_the_same_bytes() {
     let assignment = shape.synthesize(circuit).unwrap();
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
     let cpu = prove(&key, &assignment, r, s).unwrap();
-    for device in &devices {
+    for device in devices {
         let guard = device.lock();
         let plain = GpuProvingKey::upload_with(&guard, &key, ShiftedCopies::Never).unwrap();
         assert_eq!(plain.device_bytes(), GpuProvingKey::points_bytes(&key));

@@ -8,28 +8,73 @@ mod gpu;
 
 use std::time::Instant;
 
-use groth16_gpu::device::{Device, GpuError};
+use groth16_gpu::device::{Device, DeviceMutex, GpuError};
 
 const THREADS_PER_DEVICE: usize = 4;
 const LAUNCHES_PER_THREAD: u32 = 1000;
+
+/// What asking for ordinal `count` of `count` devices gave: the ordinal's
+/// error, or no device at all.
+fn assert_out_of_range<T: std::fmt::Debug>(count: usize, result: Result<T, GpuError>) {
+    match result {
+        Err(GpuError::InvalidOrdinal {
+            ordinal,
+            count: seen,
+        }) => assert_eq!((ordinal, seen), (count, count)),
+        Err(GpuError::NoDevice) => assert_eq!(count, 0),
+        other => panic!("ordinal {count} of {count} gave {other:?}"),
+    }
+}
 
 #[test]
 fn an_ordinal_past_the_last_device_is_an_error_not_a_crash() {
     // Holds with and without a GPU: no device, a failing driver and a too
     // large ordinal all come back as errors.
     assert!(Device::open(usize::MAX).is_err());
+    assert!(DeviceMutex::get(usize::MAX).is_err());
     if let Ok(count) = Device::count() {
-        match Device::open(count) {
-            Err(GpuError::InvalidOrdinal {
-                ordinal,
-                count: seen,
-            }) => {
-                assert_eq!((ordinal, seen), (count, count))
-            }
-            Err(GpuError::NoDevice) => assert_eq!(count, 0),
-            other => panic!("opening ordinal {count} of {count} gave {other:?}"),
-        }
+        assert_out_of_range(count, Device::open(count));
+        assert_out_of_range(count, DeviceMutex::get(count));
     }
+}
+
+/// Two parts of a program that know nothing of each other, each asking for
+/// device 0's lock its own way, get the same lock: while one holds it the
+/// other waits.
+#[test]
+fn two_independent_users_of_one_device_exclude_each_other() {
+    let Some(devices) = gpu::devices_or_skip() else {
+        return;
+    };
+    let by_ordinal = DeviceMutex::get(0).expect("device 0's lock");
+    assert!(std::ptr::eq(by_ordinal, &devices[0]));
+    assert!(std::ptr::eq(
+        DeviceMutex::all().expect("the locks again"),
+        devices
+    ));
+
+    let held = devices[0].lock();
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let other_user = scope.spawn(move || {
+            let device = DeviceMutex::get(0).expect("device 0's lock");
+            assert!(device.try_lock().is_none(), "a second holder got in");
+            let guard = device.lock();
+            locked_tx.send(()).expect("the test waits");
+            drop(guard);
+        });
+        assert!(
+            locked_rx
+                .recv_timeout(std::time::Duration::from_millis(300))
+                .is_err(),
+            "the other user locked a held device"
+        );
+        drop(held);
+        locked_rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the other user gets the device once it is free");
+        other_user.join().expect("the other user");
+    });
 }
 
 #[test]
@@ -63,7 +108,7 @@ fn every_device_at_once_from_several_threads_each() {
         return;
     };
     std::thread::scope(|scope| {
-        for device in &devices {
+        for device in devices {
             scope.spawn(move || {
                 let started = Instant::now();
                 std::thread::scope(|per_device| {
@@ -92,7 +137,7 @@ fn threads_started_in_cpp_select_the_device_themselves() {
         return;
     };
     std::thread::scope(|scope| {
-        for device in &devices {
+        for device in devices {
             scope.spawn(move || {
                 let started = Instant::now();
                 device
@@ -114,7 +159,7 @@ fn one_guard_many_launches_times_the_roundtrip() {
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
-    for device in &devices {
+    for device in devices {
         let mut guard = device.lock();
         let started = Instant::now();
         guard

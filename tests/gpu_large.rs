@@ -39,8 +39,8 @@ fn seeded() -> ChaCha20Rng {
 }
 
 /// The first device, if its memory holds `bytes` with room to spare.
-fn device_with_memory(bytes: u64, what: &str) -> Option<DeviceMutex> {
-    let device = gpu::devices_or_skip()?.into_iter().next()?;
+fn device_with_memory(bytes: u64, what: &str) -> Option<&'static DeviceMutex> {
+    let device = gpu::devices_or_skip()?.first()?;
     let total = device.lock().device().total_memory();
     if total < bytes {
         println!("skipped: {what} needs {bytes} bytes of device memory, the device has {total}");

@@ -40,7 +40,7 @@ fn on_each_device_with_knobs(check: impl Fn(&DeviceGuard<'_>, &KnobCase, &mut Ch
     let n = (1 << 16) + 7;
     let g1 = random_bases::<G1Affine>(n, &mut rng);
     let g2 = random_bases::<G2Affine>(n, &mut rng);
-    for device in &devices {
+    for device in devices {
         let guard = device.lock();
         let case = KnobCase {
             resident: ResidentBases::upload(&guard, &g1).expect("upload G1"),

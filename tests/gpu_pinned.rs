@@ -42,7 +42,7 @@ fn pinned_scalars_stay_locked_across_refills_and_feed_an_msm() {
     let bases: Vec<G1Affine> = (0..n)
         .map(|_| G1Projective::random(&mut rng).to_affine())
         .collect();
-    for device in &devices {
+    for device in devices {
         let guard = device.lock();
         let resident = ResidentBases::upload(&guard, &bases).expect("upload bases");
         // Each round locks a new allocation, often at the address the last

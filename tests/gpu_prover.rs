@@ -25,7 +25,7 @@ use env::env_or;
 use ff::Field;
 use groth16_gpu::backend::cpu::{compute_h, Domain};
 use groth16_gpu::backend::cuda::{h_polynomial, HInputs, PinnedStaging};
-use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex, GpuError};
+use groth16_gpu::device::{DeviceGuard, DeviceMutex, GpuError};
 use groth16_gpu::groth16::gpu::{
     finish_proof, finish_proof_timed, keep_keys_resident, prove_on_device, prove_split,
     release_resident_keys, resident_keys, start_proof, start_proof_shaped, GpuProvingKey,
@@ -71,7 +71,7 @@ fn gpu_proofs_equal_cpu_proofs_on_the_test_circuits() {
         return;
     };
     let mut rng = fresh_rng();
-    for device in &devices {
+    for device in devices {
         let message: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37)).collect();
         let inputs = Sha256Circuit::public_inputs(&message);
         let (key, assignment) = key_and_assignment(
@@ -403,17 +403,9 @@ fn a_proof_split_over_devices_equals_the_cpu_proof() {
         return;
     };
     let mut rng = fresh_rng();
-    // With one GPU, a second handle of it stands in for a second device, so
-    // the planned division (shares from all three vectors' costs) runs too.
-    let stand_in = match devices.len() {
-        1 => Some(DeviceMutex::new(Device::all().unwrap().swap_remove(0))),
-        _ => None,
-    };
-    let guards: Vec<_> = devices
-        .iter()
-        .chain(&stand_in)
-        .map(DeviceMutex::lock)
-        .collect();
+    // With one GPU the split runs whole on it; the planned division over
+    // several devices is unit-tested in src/groth16/gpu/division.rs.
+    let guards: Vec<_> = devices.iter().map(DeviceMutex::lock).collect();
     // Dense full-field scalars; bits, whose MSMs are cheap beside the H
     // polynomial (they stay whole on the second device); bits then field
     // values, where a sparse MSM with a bitmap of ones is divided.

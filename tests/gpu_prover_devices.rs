@@ -73,7 +73,7 @@ fn work_is_bound_to_its_device() {
     // Both devices still prove, each with its own key.
     drop(other);
     let expected = prove(&key, &assignment, r, s).unwrap();
-    for device in &devices {
+    for device in devices {
         assert_device_proves(&device.lock(), &key, &assignment, r, s, &expected);
     }
 }
@@ -181,7 +181,7 @@ fn an_urgent_proof_goes_ahead_of_running_batches() {
     if gpu::devices_or_skip().is_none() {
         return;
     }
-    let devices = DeviceMutex::shared().expect("the shared devices");
+    let devices = DeviceMutex::all().expect("the shared devices");
     let mut rng = fresh_rng();
     let steps = (1 << 16) - 3;
     let blank = FieldHeavy { steps, start: None };
@@ -276,7 +276,7 @@ fn a_batch_spreads_over_every_free_device() {
     if gpu::two_devices_or_skip().is_none() {
         return;
     }
-    let devices = DeviceMutex::shared().expect("the shared devices").len();
+    let devices = DeviceMutex::all().expect("the shared devices").len();
     let batch = FieldBatch::random((1 << 16) - 3, 24, &mut fresh_rng());
     let (proofs, made) = batch.prove(devices);
     println!("24 proofs over {devices} devices: {made:?}");
@@ -298,7 +298,7 @@ fn a_device_that_fails_mid_batch_leaves_its_proofs_to_the_others() {
     if gpu::devices_or_skip().is_none() {
         return;
     }
-    let devices = DeviceMutex::shared().expect("the shared devices").len();
+    let devices = DeviceMutex::all().expect("the shared devices").len();
     let mut rng = fresh_rng();
     let batch = FieldBatch::random((1 << 14) - 3, 12, &mut rng);
     inject_device_fault_for_tests(Some((0, 2)));

@@ -265,7 +265,7 @@ fn gpu_rows_equal_the_hosts_evaluation() {
     };
     let mut rng = fresh_rng();
     let cases = cases(&mut rng);
-    for device in &devices {
+    for device in devices {
         let guard = device.lock();
         for case in &cases {
             let shape = &case.shape;

@@ -270,7 +270,7 @@ fn a_key_no_device_can_hold_is_streamed_not_proved_on_the_cpu() {
     if gpu::devices_or_skip().is_none() {
         return;
     }
-    let devices = DeviceMutex::shared().expect("the shared devices");
+    let devices = DeviceMutex::all().expect("the shared devices");
     release_resident_keys();
     let mut rng = fresh_rng();
     let steps = (1 << 16) - 3;
@@ -308,7 +308,7 @@ fn a_pool_streams_a_key_its_device_cannot_hold() {
     if gpu::devices_or_skip().is_none() {
         return;
     }
-    let devices = DeviceMutex::shared().expect("the shared devices");
+    let devices = DeviceMutex::all().expect("the shared devices");
     let mut rng = fresh_rng();
     let steps = (1 << 15) - 3;
     let (key, _) = field_heavy(steps, &mut rng);

@@ -25,7 +25,9 @@ fn setting_cuda_visible_devices_later_changes_nothing() {
 
     assert_eq!(Device::count().expect("count after the change"), count);
     for expected in &before {
-        let device = DeviceMutex::new(Device::open(expected.ordinal).expect("reopen"));
+        let reopened = Device::open(expected.ordinal).expect("reopen");
+        assert_eq!(reopened.properties(), expected);
+        let device = DeviceMutex::get(expected.ordinal).expect("the device's lock");
         assert_eq!(device.properties(), expected);
         // Checks on the C++ side that the kernel ran on this ordinal.
         device

@@ -20,7 +20,7 @@ pub fn choose_backend(backend: &str, device: usize) -> Result<Backend, Box<dyn s
         }
         #[cfg(feature = "cuda")]
         "auto" | "gpu" => {
-            let devices = match groth16_gpu::device::DeviceMutex::shared() {
+            let devices = match groth16_gpu::device::DeviceMutex::all() {
                 Ok(devices) => devices,
                 Err(e) if backend == "auto" => {
                     println!("backend: {cpu_note}; no usable GPU ({e})");

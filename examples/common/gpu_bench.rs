@@ -13,12 +13,12 @@ pub fn numeric_args() -> Vec<u32> {
 
 /// Device 0, or None after printing that the benchmark skipped where the
 /// process sees no CUDA device.
-pub fn first_device_or_skip() -> Result<Option<DeviceMutex>, GpuError> {
+pub fn first_device_or_skip() -> Result<Option<&'static DeviceMutex>, GpuError> {
     if Device::count().unwrap_or(0) == 0 {
         println!("skipped: no CUDA device");
         return Ok(None);
     }
-    let device = DeviceMutex::new(Device::open(0)?);
+    let device = DeviceMutex::get(0)?;
     println!("device: {:?}", device.lock().device().properties());
     Ok(Some(device))
 }

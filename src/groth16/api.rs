@@ -1,12 +1,12 @@
 //! Entry points shaped like bellperson's, so Filecoin code can switch with
 //! small changes. With feature `cuda` they prove on a GPU when this process
-//! sees one (a free device of [`DeviceMutex::shared`], every free one for a
+//! sees one (a free device of [`DeviceMutex::all`], every free one for a
 //! batch, the key kept resident there for the next call), else on the CPU;
 //! the proofs are the same bytes either way.
 //! Provers that keep a key on a device across calls use
 //! [`gpu::GpuProvingKey`](super::gpu::GpuProvingKey) directly.
 //!
-//! [`DeviceMutex::shared`]: crate::device::DeviceMutex::shared
+//! [`DeviceMutex::all`]: crate::device::DeviceMutex::all
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar;

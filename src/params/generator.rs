@@ -153,10 +153,10 @@ pub fn generate_parameters_for_shape(
 ///
 /// ```no_run
 /// # use groth16_gpu::synthesis::CircuitShape;
-/// use groth16_gpu::device::{Device, DeviceMutex};
+/// use groth16_gpu::device::DeviceMutex;
 /// use groth16_gpu::params::{generate_parameters_for_shape_on_gpu, Trapdoor};
 /// # fn run(shape: &CircuitShape) -> Result<(), groth16_gpu::Error> {
-/// let device = DeviceMutex::new(Device::open(0)?);
+/// let device = DeviceMutex::get(0)?;
 /// let trapdoor = Trapdoor::random(&mut rand_core::OsRng);
 /// let key = generate_parameters_for_shape_on_gpu(shape, &trapdoor, &device.lock())?;
 /// # Ok(()) }

@@ -104,10 +104,10 @@ impl ProverPool {
     pub const DEFAULT_RETRY_LIMIT: u32 = 3;
 
     /// A worker per GPU this process sees (feature `cuda`, the devices of
-    /// `DeviceMutex::shared`), else one CPU worker.
+    /// `DeviceMutex::all`), else one CPU worker.
     pub fn new() -> Result<Self, Error> {
         #[cfg(feature = "cuda")]
-        match crate::device::DeviceMutex::shared() {
+        match crate::device::DeviceMutex::all() {
             Ok(devices) if !devices.is_empty() => return Self::on_devices(devices.iter()),
             Ok(_) => {}
             Err(error) => log::warn!("no usable CUDA device ({error}); proving on the CPU"),
@@ -128,7 +128,7 @@ impl ProverPool {
     /// [`GpuError::NoDevice`]: crate::device::GpuError::NoDevice
     #[cfg(feature = "cuda")]
     pub fn all_gpus() -> Result<Self, Error> {
-        let devices = crate::device::DeviceMutex::shared()?;
+        let devices = crate::device::DeviceMutex::all()?;
         if devices.is_empty() {
             return Err(crate::device::GpuError::NoDevice.into());
         }
@@ -140,7 +140,7 @@ impl ProverPool {
     #[cfg(feature = "cuda")]
     pub fn gpus(ordinals: &[usize]) -> Result<Self, Error> {
         use crate::device::{DeviceMutex, GpuError};
-        let devices = DeviceMutex::shared()?;
+        let devices = DeviceMutex::all()?;
         if devices.is_empty() {
             return Err(GpuError::NoDevice.into());
         }

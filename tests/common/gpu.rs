@@ -7,7 +7,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use groth16_gpu::device::{Device, DeviceMutex};
 
 /// Every device behind its own lock, or None after saying why there is none.
-pub fn devices_or_skip() -> Option<Vec<DeviceMutex>> {
+pub fn devices_or_skip() -> Option<&'static [DeviceMutex]> {
     match Device::count() {
         Ok(0) => {
             println!("skipped: no CUDA device (the driver reports none)");
@@ -22,7 +22,7 @@ pub fn devices_or_skip() -> Option<Vec<DeviceMutex>> {
 }
 
 /// At least two devices, or None after saying why the test skips.
-pub fn two_devices_or_skip() -> Option<Vec<DeviceMutex>> {
+pub fn two_devices_or_skip() -> Option<&'static [DeviceMutex]> {
     let devices = devices_or_skip()?;
     if devices.len() < 2 {
         println!("skipped: needs two CUDA devices, found {}", devices.len());
@@ -31,9 +31,10 @@ pub fn two_devices_or_skip() -> Option<Vec<DeviceMutex>> {
     Some(devices)
 }
 
-/// Each test opens its own `DeviceMutex`es, so the harness's parallel tests
-/// meet on one device: the memory-pressure test holds this for writing (no
-/// other test allocates while it starves the device), the others for reading.
+/// Device memory outlives a guard (resident keys, reservations), so the
+/// harness's parallel tests meet in it between their locks: the
+/// memory-pressure test holds this for writing (no other test allocates
+/// while it starves the device), the others for reading.
 static DEVICE_MEMORY: RwLock<()> = RwLock::new(());
 
 pub fn shared_device_memory() -> RwLockReadGuard<'static, ()> {

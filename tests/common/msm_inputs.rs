@@ -128,7 +128,7 @@ pub fn on_each_device(mut check: impl FnMut(&DeviceGuard<'_>, &mut ChaCha20Rng))
         return;
     };
     let mut rng = seeded();
-    for device in &devices {
+    for device in devices {
         check(&device.lock(), &mut rng);
     }
 }

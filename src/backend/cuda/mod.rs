@@ -13,9 +13,9 @@
 //! use blstrs::{G1Affine, Scalar};
 //! use group::prime::PrimeCurveAffine;
 //! use groth16_gpu::backend::cuda::{msm_g1, ResidentBases};
-//! use groth16_gpu::device::{Device, DeviceMutex};
+//! use groth16_gpu::device::DeviceMutex;
 //! # fn main() -> Result<(), groth16_gpu::device::GpuError> {
-//! let device = DeviceMutex::new(Device::open(0)?);
+//! let device = DeviceMutex::get(0)?;
 //! let guard = device.lock();
 //! let bases = vec![G1Affine::generator(); 4];
 //! let scalars = vec![Scalar::from(3u64); 4];
@@ -31,6 +31,8 @@ mod device_scalars;
 mod device_shape;
 mod fixed_base;
 mod h_inputs;
+#[cfg(test)]
+mod lane_tests;
 mod msm;
 mod ntt;
 mod one_shot;

@@ -377,7 +377,7 @@ pub(crate) fn prove_batch_on_gpus(
 /// This process's shared devices; None (logged if they cannot be opened)
 /// when there are none.
 fn shared_devices() -> Option<&'static [DeviceMutex]> {
-    match DeviceMutex::shared() {
+    match DeviceMutex::all() {
         Ok(devices) if !devices.is_empty() => Some(devices),
         Ok(_) => None,
         Err(error) => {

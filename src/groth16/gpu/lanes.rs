@@ -17,7 +17,7 @@ use super::key::ResidentKey;
 use super::split::SplitScalars;
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{GpuCurve, HInputs, ResidentBases};
-use crate::device::{Device, DeviceGuard, DeviceMutex, GpuError};
+use crate::device::{Device, DeviceGuard, GpuError};
 use crate::groth16::prover::{timed, MsmSums, StageTimes};
 use crate::Error;
 
@@ -262,8 +262,7 @@ fn on_lane<T>(
     f: impl FnOnce(&DeviceGuard<'_>) -> Result<T, Error>,
 ) -> Result<(T, Duration), Error> {
     let ordinal = device.ordinal();
-    let own = DeviceMutex::new(device);
-    let guard = own.lock();
+    let guard = DeviceGuard::lane(&device);
     let begin = origin.elapsed();
     let result = f(&guard);
     let end = origin.elapsed();

@@ -6,7 +6,7 @@
 //! use groth16_gpu::device::DeviceMutex;
 //! use groth16_gpu::groth16::gpu::{finish_proof, start_proof, GpuProvingKey};
 //! # fn run(key: &ProvingKey, assignments: &[Assignment]) -> Result<(), groth16_gpu::Error> {
-//! let devices = DeviceMutex::shared()?;
+//! let devices = DeviceMutex::all()?;
 //! let guard = devices[0].lock();
 //! let resident = GpuProvingKey::upload(&guard, key)?; // once per device
 //! let (r, s) = (blstrs::Scalar::from(7u64), blstrs::Scalar::from(11u64));

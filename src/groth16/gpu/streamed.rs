@@ -20,7 +20,7 @@ use crate::backend::cpu::{compute_h, Domain};
 use crate::backend::cuda::{
     DeviceScalars, GpuCurve, HInputs, PointStaging, ResidentBases, ScalarUploader,
 };
-use crate::device::{DeviceGuard, DeviceMutex, GpuError};
+use crate::device::{Device, DeviceGuard, GpuError};
 use crate::groth16::prover::{assemble, check_delta, check_key_fits, KeySizes, MsmSums};
 use crate::groth16::Proof;
 use crate::params::ProvingKey;
@@ -113,7 +113,7 @@ pub fn prove_streamed(
     let h_done = started.elapsed();
     let streamer = Streamer {
         guard,
-        uploads: DeviceMutex::new(guard.device().duplicate()?),
+        uploads: Mutex::new(guard.device().duplicate()?),
         staging: Mutex::new(
             STAGING
                 .lock()
@@ -151,7 +151,7 @@ pub fn prove_streamed(
 /// for the chunks' uploads, the point staging and the scalar uploader.
 struct Streamer<'g, 'd> {
     guard: &'g DeviceGuard<'d>,
-    uploads: DeviceMutex,
+    uploads: Mutex<Device>,
     staging: Mutex<PointStaging>,
     uploader: Mutex<Option<ScalarUploader>>,
 }
@@ -240,7 +240,7 @@ enum QueryScalars<'a> {
 /// coefficient).
 fn device_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
-    uploads: &DeviceMutex,
+    uploads: &Mutex<Device>,
     staging: &mut PointStaging,
     uploader: &mut Option<ScalarUploader>,
     bases: &[G],
@@ -289,6 +289,7 @@ where
         chunk,
         |part, spare: Option<ResidentBases<G>>| {
             let uploads = uploads.lock();
+            let uploads = DeviceGuard::lane(&uploads);
             let copy_started = Instant::now();
             let staged = staging.stage(part);
             let upload_started = Instant::now();
