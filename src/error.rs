@@ -67,7 +67,7 @@ pub enum Error {
     Gpu(#[from] crate::device::GpuError),
     /// The prover pool failed a job, or could not be built.
     #[error(transparent)]
-    Pool(#[from] crate::pool::PoolError),
+    Pool(#[from] PoolError),
     /// A job that needs more host memory than is available, refused before
     /// allocating it; the process can go on with a smaller one.
     #[error("out of host memory: {what} needs {needed} bytes, {available} are available")]
@@ -91,4 +91,60 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "non-string panic payload".into())
+}
+
+/// Runs circuit code (synthesis), turning a panic in it into
+/// [`Error::CircuitPanicked`]: a bad circuit fails its own proof only.
+pub(crate) fn catch_circuit_panic<T>(
+    synthesis: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(synthesis))
+        .unwrap_or_else(|payload| Err(Error::CircuitPanicked(panic_message(&*payload))))
+}
+
+/// A failure of the prover pool.
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    /// One job of a batch failed; `index` is its position in the batch.
+    #[error("job {index} of the batch failed: {source}")]
+    Job {
+        /// The job's position in the batch (its assignment's or circuit's index).
+        index: usize,
+        /// Why it failed.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A worker failed a job as a device does (an injected failure or a
+    /// panic inside the prover); the job is retried on another worker.
+    #[error("worker {worker} failed: {message}")]
+    WorkerFailed {
+        /// The worker's label, e.g. "gpu 1" or "cpu 0".
+        worker: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Another job of the same batch failed first, so this one was not
+    /// proved ([`ProverPool::prove_batch`](crate::ProverPool::prove_batch)
+    /// stops a batch at its first failure).
+    #[error("not proved: another job of the batch failed")]
+    Cancelled,
+    /// A pool was asked for with no workers.
+    #[error("a prover pool needs at least one worker")]
+    NoWorkers,
+    /// The same device was named twice for one pool.
+    #[error("device {0} is named twice")]
+    DuplicateDevice(usize),
+    /// A worker thread could not be started.
+    #[error("cannot start a worker thread: {0}")]
+    Spawn(String),
+}
+
+impl PoolError {
+    /// Wraps `source` as the failure of job `index`.
+    pub(crate) fn job(index: usize, source: Error) -> Error {
+        Error::Pool(PoolError::Job {
+            index,
+            source: Box::new(source),
+        })
+    }
 }

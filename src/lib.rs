@@ -32,6 +32,7 @@
 //! ```
 #![deny(clippy::all, missing_docs, unsafe_op_in_unsafe_fn)]
 
+mod api;
 pub mod backend;
 #[cfg(feature = "cuda")]
 mod bridge;
@@ -48,12 +49,14 @@ pub mod synthesis;
 #[cfg(feature = "cuda")]
 mod urgent_lock;
 
+pub use api::{
+    create_proof, create_proof_batch, create_proof_batch_in_priority, create_proof_in_priority,
+    create_proofs_isolated, create_random_proof, create_random_proof_batch,
+    create_random_proof_batch_in_priority, create_random_proof_in_priority,
+};
 pub use error::Error;
 pub use groth16::{
-    create_proof, create_proof_batch, create_proof_batch_in_priority, create_proof_in_priority,
-    create_random_proof, create_random_proof_batch, create_random_proof_batch_in_priority,
-    create_random_proof_in_priority, prepare_verifying_key, verify_proof, verify_proofs_batch,
-    PreparedVerifyingKey, Proof,
+    prepare_verifying_key, verify_proof, verify_proofs_batch, PreparedVerifyingKey, Proof,
 };
 pub use params::{
     generate_parameters, generate_parameters_for_shape, generate_parameters_for_shape_random,

@@ -20,15 +20,13 @@ use circuits::*;
 use ff::Field;
 use groth16_gpu::backend::cuda::reserve_device_memory;
 use groth16_gpu::device::{DeviceMutex, GpuError};
-use groth16_gpu::groth16::gpu::{
-    finish_proof, inject_device_fault_for_tests, proofs_by_device, prove_on_device, start_proof,
-    GpuProvingKey,
-};
+use groth16_gpu::groth16::gpu::{finish_proof, prove_on_device, start_proof, GpuProvingKey};
 use groth16_gpu::groth16::prove;
+use groth16_gpu::pool::proofs_by_device;
 use groth16_gpu::synthesis::synthesize;
 use groth16_gpu::{
     create_proof_batch, create_proof_in_priority, generate_random_parameters, Error, Proof,
-    ProvingKey,
+    ProverPool, ProvingKey,
 };
 use prover_checks::{assert_device_proves, circuit_of, field_heavy, fresh_rng, key_and_assignment};
 use rand_chacha::ChaCha20Rng;
@@ -288,28 +286,30 @@ fn a_batch_spreads_over_every_free_device() {
     batch.check(&proofs.expect("batch proofs"));
 }
 
-/// A batch whose first device fails after two proofs (an injected
-/// failure): the other devices, or the CPU on a host of one, prove the
-/// rest, and every proof is the CPU prover's, in order.
+/// A batch through the bellperson-shaped functions whose device 0 fails
+/// (injected failures into the default pool): the failed jobs are retried
+/// on another device (the same one on a host of one); every proof is the
+/// CPU prover's, in order. (Past the retry limit the CPU proves a job:
+/// tests/pool.rs.)
 #[test]
 fn a_device_that_fails_mid_batch_leaves_its_proofs_to_the_others() {
-    // Exclusive: the batch must start on device 0, the one that fails.
+    // Exclusive: no other test's jobs may take the injected failures.
     let _memory = gpu::exclusive_device_memory();
     if gpu::devices_or_skip().is_none() {
         return;
     }
     let devices = DeviceMutex::all().expect("the shared devices").len();
+    let pool = ProverPool::global().expect("the default pool");
     let mut rng = fresh_rng();
     let batch = FieldBatch::random((1 << 14) - 3, 12, &mut rng);
-    inject_device_fault_for_tests(Some((0, 2)));
+    let failures_before = pool.stats()[0].failures;
+    pool.inject_failures(0, 2);
     let (proofs, made) = batch.prove(devices);
-    inject_device_fault_for_tests(None);
-    println!("12 proofs, device 0 failing after 2: made {made:?} on the devices");
-    assert_eq!(made[0], 2, "device 0 went on after its failure");
-    if devices == 1 {
-        assert_eq!(made.iter().sum::<u64>(), 2, "the CPU proves the rest");
-    }
+    println!("12 proofs, device 0 failing twice: made {made:?} on the devices");
+    assert_eq!(pool.stats()[0].failures - failures_before, 2);
+    assert_eq!(made.iter().sum::<u64>(), 12, "the devices make every proof");
     batch.check(&proofs.expect("the batch survives a device's failure"));
+
     // The device proves again afterwards.
     let again = FieldBatch::random((1 << 14) - 3, 1, &mut rng);
     let (proofs, _) = again.prove(devices);

@@ -23,10 +23,11 @@ use groth16_gpu::backend::cuda::{
 };
 use groth16_gpu::device::DeviceMutex;
 use groth16_gpu::groth16::gpu::{
-    proofs_by_device, prove_streamed, release_resident_keys, resident_keys,
-    set_stream_chunk_points_for_tests, set_stream_scalars_from_host_for_tests, GpuProvingKey,
+    prove_streamed, release_resident_keys, resident_keys, set_stream_chunk_points_for_tests,
+    set_stream_scalars_from_host_for_tests, GpuProvingKey,
 };
 use groth16_gpu::groth16::prove;
+use groth16_gpu::pool::proofs_by_device;
 use groth16_gpu::synthesis::synthesize;
 use groth16_gpu::{create_proof_batch, generate_random_parameters, Error, ProverPool};
 use group::prime::PrimeCurveAffine;

@@ -254,6 +254,30 @@ fn a_lone_worker_retries_its_own_failures_up_to_the_limit() {
     }
 }
 
+/// With the CPU fallback on (the default pool's setting), a job that
+/// failed on the workers as often as its limit allows is proved on the
+/// CPU: a proof with no worker named, the failures still counted.
+#[test]
+fn past_the_limit_the_cpu_proves_a_job_where_fallback_is_on() {
+    let key = key(STEPS);
+    let assignments = assignments(&circuits(3, STEPS));
+    let (r_s, s_s) = (scalars(3), scalars(3));
+    let pool = ProverPool::cpu(1)
+        .unwrap()
+        .with_retry_limit(1)
+        .with_cpu_fallback(true);
+    pool.inject_failures(0, 2);
+    let reports = pool
+        .prove_batch_reports(&key, assignments.clone(), r_s.clone(), s_s.clone())
+        .unwrap();
+    assert_reports_prove(&key, &assignments, &r_s, &s_s, &reports);
+    let workers: Vec<Option<usize>> = reports.iter().map(|r| r.worker).collect();
+    assert_eq!(workers, [None, Some(0), Some(0)], "job 0 on the CPU");
+    assert_eq!(reports[0].attempts, 2);
+    let stats = &pool.stats()[0];
+    assert_eq!((stats.failures, stats.proofs), (2, 2));
+}
+
 #[test]
 fn urgent_jobs_go_ahead_of_queued_batch_work() {
     let key = key(STEPS);

@@ -13,7 +13,7 @@ use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use circuits::*;
 use ff::Field;
-use groth16_gpu::groth16::create_proofs_isolated;
+use groth16_gpu::create_proofs_isolated;
 use groth16_gpu::{
     create_random_proof, generate_random_parameters, prepare_verifying_key, verify_proof, Error,
 };

@@ -98,6 +98,11 @@ impl Batch {
     }
 
     /// Whether an earlier error stopped the batch.
+    pub fn cancel(&self) {
+        self.state.lock().cancelled = true;
+        self.changed.notify_all();
+    }
+
     pub fn is_cancelled(&self) -> bool {
         self.state.lock().cancelled
     }

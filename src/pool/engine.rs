@@ -2,24 +2,15 @@
 //! The scheduling around it is the same for both, which is what lets the
 //! pool's ordering, priority and fault handling be tested without a GPU.
 
-use super::queue::Work;
-use crate::groth16::{prove, Priority, Proof};
+use super::work::{Proved, Work};
+use crate::groth16::{prove, Priority};
 use crate::Error;
-
-/// A finished proof and what making it uploaded.
-pub(super) struct Proved {
-    pub proof: Proof,
-    /// Bytes copied to the device: keys uploaded plus the proof's inputs.
-    pub bytes_uploaded: u64,
-    /// Proving keys uploaded for this proof (0 when resident already).
-    pub key_uploads: u64,
-}
 
 /// One worker's prover.
 pub(super) enum Engine {
     /// The CPU prover (its MSMs use every core through rayon).
     Cpu,
-    /// One device of this process's shared set, with resident keys.
+    /// One device of this process's set, with the keys kept resident there.
     #[cfg(feature = "cuda")]
     Gpu(super::gpu::GpuEngine),
 }
@@ -61,14 +52,18 @@ impl Engine {
             Engine::Cpu => {
                 // The CPU waits for no device: the queue's order is all.
                 let _ = priority;
+                let assignment = work.input.to_assignment()?;
                 Ok(Started::Done(Box::new(Proved {
-                    proof: prove(&work.key, &work.assignment, work.r, work.s)?,
+                    proof: prove(work.key.get(), &assignment, work.r, work.s)?,
                     bytes_uploaded: 0,
                     key_uploads: 0,
                 })))
             }
             #[cfg(feature = "cuda")]
-            Engine::Gpu(gpu) => gpu.start(work, priority),
+            Engine::Gpu(gpu) => Ok(match gpu.start(work, priority)? {
+                super::gpu::GpuStart::Done(proved) => Started::Done(proved),
+                super::gpu::GpuStart::Running(in_flight) => Started::Gpu(in_flight),
+            }),
         }
     }
 

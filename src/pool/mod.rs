@@ -55,20 +55,23 @@
 
 mod batch;
 mod engine;
-mod error;
+mod failures;
 #[cfg(feature = "cuda")]
 mod gpu;
+mod lent;
 mod queue;
 mod stats;
 mod submit;
+mod work;
 mod worker;
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
+pub use crate::error::PoolError;
 pub use crate::groth16::Priority;
 pub use batch::JobReport;
-pub use error::PoolError;
+pub use lent::proofs_by_device;
 pub use stats::WorkerStats;
 
 use batch::Batch;
@@ -88,6 +91,7 @@ pub struct ProverPool {
     shared: Arc<Shared>,
     priority: Priority,
     retry_limit: u32,
+    cpu_fallback: bool,
 }
 
 /// What every handle of one pool shares.
@@ -188,6 +192,7 @@ impl ProverPool {
             shared: Arc::new(shared),
             priority: Priority::Normal,
             retry_limit: Self::DEFAULT_RETRY_LIMIT,
+            cpu_fallback: false,
         })
     }
 
@@ -203,6 +208,14 @@ impl ProverPool {
     /// failures before its last failure becomes its result.
     pub fn with_retry_limit(mut self, retries: u32) -> Self {
         self.retry_limit = retries;
+        self
+    }
+
+    /// This handle, with a job that has failed on the workers as often as
+    /// its retry limit allows proved on the CPU by the last worker instead
+    /// of failing (off by default; on for [`ProverPool::global`]).
+    pub fn with_cpu_fallback(mut self, fallback: bool) -> Self {
+        self.cpu_fallback = fallback;
         self
     }
 
@@ -269,6 +282,7 @@ impl std::fmt::Debug for ProverPool {
             .field("queued", &self.queued())
             .field("priority", &self.priority)
             .field("retry_limit", &self.retry_limit)
+            .field("cpu_fallback", &self.cpu_fallback)
             .finish()
     }
 }

@@ -3,23 +3,12 @@
 //! to the front of its class, for a worker that has not failed it.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
-use blstrs::Scalar;
 use parking_lot::{Condvar, Mutex};
 
 use super::batch::Reply;
+use super::work::Work;
 use crate::groth16::Priority;
-use crate::params::ProvingKey;
-use crate::synthesis::Assignment;
-
-/// What a worker proves: a synthesized circuit, its key, r and s.
-pub(super) struct Work {
-    pub key: Arc<ProvingKey>,
-    pub assignment: Assignment,
-    pub r: Scalar,
-    pub s: Scalar,
-}
 
 /// One proof to make, with where its result goes.
 pub(super) struct Job {
@@ -31,6 +20,8 @@ pub(super) struct Job {
     pub attempts: u32,
     /// Attempts after the first that a worker failure may cost.
     pub retry_limit: u32,
+    /// Whether the CPU proves the job once those are spent.
+    pub cpu_fallback: bool,
     pub reply: Reply,
 }
 

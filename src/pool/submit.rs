@@ -9,9 +9,11 @@ use blstrs::Scalar;
 use rayon::prelude::*;
 
 use super::batch::{Batch, JobReport, Reply};
-use super::queue::{Job, Work};
+use super::queue::Job;
+use super::work::{JobInput, KeyRef, Work};
 use super::{PoolError, ProverPool};
-use crate::groth16::{catch_circuit_panic, check_batch_lengths, check_key_fits, Proof};
+use crate::error::catch_circuit_panic;
+use crate::groth16::{check_batch_lengths, check_key_fits, key_digest, Proof};
 use crate::params::ProvingKey;
 use crate::synthesis::{synthesize, Assignment, CircuitShape};
 use crate::Error;
@@ -108,9 +110,11 @@ impl ProverPool {
     ) -> Result<Vec<JobReport>, Error> {
         check_batch_lengths(assignments.len(), r_s.len(), s_s.len())?;
         let batch = self.new_batch(assignments.len(), fail_fast);
+        let key = SubmittedKey::shared(key);
         let jobs = assignments.into_iter().zip(r_s.into_iter().zip(s_s));
         for (index, (assignment, (r, s))) in jobs.enumerate() {
-            self.submit(&batch, index, key, Ok(assignment), r, s);
+            let input = Ok(JobInput::Assignment(assignment));
+            self.submit(&batch, index, &key, input, r, s);
         }
         Ok(batch.wait())
     }
@@ -126,6 +130,7 @@ impl ProverPool {
     ) -> Result<Vec<JobReport>, Error> {
         check_batch_lengths(circuits.len(), r_s.len(), s_s.len())?;
         let batch = self.new_batch(circuits.len(), fail_fast);
+        let key = &SubmittedKey::shared(key);
         let window = rayon::current_num_threads().max(2 * self.workers());
         let mut jobs = circuits
             .into_iter()
@@ -144,10 +149,11 @@ impl ProverPool {
                 None => chunk
                     .into_par_iter()
                     .for_each(|(index, (circuit, (r, s)))| {
-                        let assignment = unless_cancelled(&batch, || {
+                        let input = unless_cancelled(&batch, || {
                             catch_circuit_panic(|| synthesize(circuit))
-                        });
-                        self.submit(&batch, index, key, assignment, r, s);
+                        })
+                        .map(JobInput::Assignment);
+                        self.submit(&batch, index, key, input, r, s);
                     }),
             }
         }
@@ -163,7 +169,7 @@ impl ProverPool {
     fn queue_through_shape<C: Circuit<Scalar> + Send>(
         &self,
         batch: &Arc<Batch>,
-        key: &Arc<ProvingKey>,
+        key: &SubmittedKey,
         shape: &CircuitShape,
         chunk: Vec<CircuitJob<C>>,
     ) {
@@ -183,37 +189,44 @@ impl ProverPool {
                     });
             });
             for (index, witness, (r, s)) in arrivals {
-                let assignment =
-                    witness.and_then(|witness| unless_cancelled(batch, || shape.assign(witness)));
-                self.submit(batch, index, key, assignment, r, s);
+                let input = witness
+                    .and_then(|witness| unless_cancelled(batch, || shape.assign(witness)))
+                    .map(JobInput::Assignment);
+                self.submit(batch, index, key, input, r, s);
             }
         });
     }
 
     /// Queues job `index`, or fills its slot at once: a failed synthesis, a
     /// key that does not fit (no worker would do better), a cancelled batch.
-    fn submit(
+    /// Queues job `index` of `batch`, or answers it at once where its input
+    /// failed, the batch was cancelled or the key does not fit it.
+    pub(super) fn submit(
         &self,
         batch: &Arc<Batch>,
         index: usize,
-        key: &Arc<ProvingKey>,
-        assignment: Result<Assignment, Error>,
+        key: &SubmittedKey,
+        input: Result<JobInput, Error>,
         r: Scalar,
         s: Scalar,
     ) {
         let reply = Reply::new(batch.clone(), index);
-        let checked = assignment.and_then(|assignment| {
+        let checked = input.and_then(|input| {
             if batch.is_cancelled() {
                 return Err(PoolError::Cancelled.into());
             }
-            check_key_fits(key, &assignment).map(|()| assignment)
+            if let JobInput::Assignment(assignment) = &input {
+                check_key_fits(key.key.get(), assignment)?;
+            }
+            Ok(input)
         });
         match checked {
             Err(error) => reply.send(Err(error), None, 0),
-            Ok(assignment) => self.shared.queue.push(Job {
+            Ok(input) => self.shared.queue.push(Job {
                 work: Work {
-                    key: key.clone(),
-                    assignment,
+                    key: key.key.again(),
+                    key_digest: key.digest,
+                    input,
                     r,
                     s,
                 },
@@ -221,13 +234,28 @@ impl ProverPool {
                 failed_on: Vec::new(),
                 attempts: 0,
                 retry_limit: self.retry_limit,
+                cpu_fallback: self.cpu_fallback,
                 reply,
             }),
         }
     }
 }
 
-/// A circuit of a batch: its index, and the circuit with its r and s.
+/// A call's key, as its jobs will hold it, and its digest (computed once).
+pub(super) struct SubmittedKey {
+    pub key: KeyRef,
+    pub digest: u64,
+}
+
+impl SubmittedKey {
+    pub fn shared(key: &Arc<ProvingKey>) -> Self {
+        Self {
+            digest: key_digest(key),
+            key: KeyRef::Shared(key.clone()),
+        }
+    }
+}
+
 type CircuitJob<C> = (usize, (C, (Scalar, Scalar)));
 
 /// `work()`, unless an earlier error stopped the batch.

@@ -7,12 +7,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use super::engine::{Engine, Proved, Started};
-use super::error::{is_out_of_device_memory, is_worker_failure};
+use super::engine::{Engine, Started};
+use super::failures::{is_out_of_device_memory, is_worker_failure};
 use super::queue::{Job, JobQueue};
 use super::stats::{Attempt, WorkerCell};
+use super::work::Proved;
 use super::PoolError;
 use crate::error::panic_message;
+use crate::groth16::prove;
 use crate::Error;
 
 /// A running worker: its thread and its counters.
@@ -206,7 +208,15 @@ impl Worker {
                     job.attempts
                 );
                 self.cell.record(busy, Attempt::WorkerFailed(&message));
-                if job.attempts > job.retry_limit {
+                if job.attempts > job.retry_limit && job.cpu_fallback {
+                    log::warn!("proving the job on the CPU after {} attempts", job.attempts);
+                    let work = &job.work;
+                    let proof = work
+                        .input
+                        .to_assignment()
+                        .and_then(|assignment| prove(work.key.get(), &assignment, work.r, work.s));
+                    job.reply.send(proof, None, job.attempts);
+                } else if job.attempts > job.retry_limit {
                     job.reply.send(Err(error), Some(self.index), job.attempts);
                 } else {
                     if !job.failed_on.contains(&self.index) {

@@ -249,13 +249,7 @@ impl GpuProvingKey {
         let device = guard.device();
         let needed = Self::required_bytes(key);
         let what = "the proving key and one proof";
-        if let Err(error) = ensure_free_memory(device, what, needed) {
-            // A key the bellperson-shaped functions left there gives way.
-            if !super::auto::release_kept_key(device.ordinal()) {
-                return Err(error.into());
-            }
-            ensure_free_memory(device, what, needed)?;
-        }
+        ensure_free_memory(device, what, needed)?;
         log::debug!(
             "uploading a proving key of {} MiB to device {}",
             Self::points_bytes(key) >> 20,

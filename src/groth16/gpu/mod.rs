@@ -17,23 +17,21 @@
 //! ```
 
 mod arrivals;
-mod auto;
 mod copies;
 mod division;
 mod input;
+mod kept_keys;
 mod key;
 mod lanes;
 mod prover;
 mod split;
 mod streamed;
-mod work_queue;
 
-pub use auto::{
-    inject_device_fault_for_tests, keep_keys_resident, proofs_by_device, release_resident_keys,
-    resident_keys,
-};
-pub(crate) use auto::{lock_at, prove_batch_on_gpus, GpuSession, WitnessBatch};
 pub use copies::ShiftedCopies;
+pub use kept_keys::{keep_keys_resident, release_resident_keys, resident_keys, KEYS_PER_DEVICE};
+pub(crate) use kept_keys::{
+    keep_only as keep_only_key, release_on as release_kept_keys, resident_key as kept_key,
+};
 pub use key::GpuProvingKey;
 pub use prover::{
     finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof,

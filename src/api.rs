@@ -1,12 +1,10 @@
 //! Entry points shaped like bellperson's, so Filecoin code can switch with
-//! small changes. With feature `cuda` they prove on a GPU when this process
-//! sees one (a free device of [`DeviceMutex::all`], every free one for a
-//! batch, the key kept resident there for the next call), else on the CPU;
-//! the proofs are the same bytes either way.
-//! Provers that keep a key on a device across calls use
-//! [`gpu::GpuProvingKey`](super::gpu::GpuProvingKey) directly.
-//!
-//! [`DeviceMutex::all`]: crate::device::DeviceMutex::all
+//! small changes. They run on the process's default prover pool
+//! ([`ProverPool::global`]): with feature `cuda` on every GPU this process
+//! sees, the key kept resident there for the next call
+//! (`groth16::gpu::keep_keys_resident`), else on the CPU; the proofs are
+//! the same bytes either way. Provers that keep a key on a device across
+//! calls use `groth16::gpu::GpuProvingKey` directly.
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
@@ -15,11 +13,11 @@ use rand_core::RngCore;
 use rayon::prelude::*;
 use std::sync::Arc;
 
-use super::prover::check_batch_lengths;
-use super::shape_cache::{self, ShapeId};
-use super::{prove, Priority, Proof};
-use crate::error::panic_message;
+use crate::error::catch_circuit_panic;
+use crate::groth16::shape_cache::{self, ShapeId};
+use crate::groth16::{check_batch_lengths, Priority, Proof};
 use crate::params::ProvingKey;
+use crate::pool::{PoolError, ProverPool};
 use crate::synthesis::{batch_witnesses, synthesize, Assignment, CircuitShape, WitnessAssignment};
 use crate::Error;
 
@@ -75,19 +73,6 @@ fn prove_one<C: Circuit<Scalar>>(
     Ok(proofs?.pop().expect("one proof for one witness"))
 }
 
-/// A proving function over `key`: a GPU session's when there is a device,
-/// else the CPU prover's. Opened after synthesis, so no device is held
-/// while circuits are synthesized.
-type ProveFn<'a> = dyn FnMut(&Assignment, Scalar, Scalar) -> Result<Proof, Error> + 'a;
-
-fn with_backend<T>(key: &ProvingKey, f: impl FnOnce(&mut ProveFn<'_>) -> T) -> Result<T, Error> {
-    #[cfg(feature = "cuda")]
-    if let Some(mut session) = super::gpu::GpuSession::open(key, Priority::Normal)? {
-        return Ok(f(&mut |assignment, r, s| session.prove(assignment, r, s)));
-    }
-    Ok(f(&mut |assignment, r, s| prove(key, assignment, r, s)))
-}
-
 /// [`create_proof`] with `r` then `s` drawn from `rng`.
 pub fn create_random_proof<C: Circuit<Scalar>, R: RngCore>(
     circuit: C,
@@ -126,7 +111,7 @@ fn random_r_s<R: RngCore>(rng: &mut R) -> (Scalar, Scalar) {
 /// the others, and the CPU proves what no device could.
 ///
 /// [`synthesize_batch`]: crate::synthesis::synthesize_batch
-/// [`set_shape_cache_capacity`]: super::set_shape_cache_capacity
+/// [`set_shape_cache_capacity`]: crate::groth16::set_shape_cache_capacity
 pub fn create_proof_batch<C: Circuit<Scalar> + Send>(
     circuits: Vec<C>,
     key: &ProvingKey,
@@ -206,13 +191,14 @@ fn settle_kept_shape(
     }
 }
 
-/// Proves witnesses of `shape`, on the GPUs when there are any and on the
-/// CPU what they leave (no device, no room for the key, a device that
-/// failed); a witness that does not fit the shape fails the batch before
-/// any proving. Priority only orders callers waiting for a device.
+/// Proves witnesses of `shape` on the process's default pool
+/// ([`ProverPool::global`]): on the GPUs when there are any, each proof's
+/// A, B, C evaluated into the upload buffer while the previous proof runs,
+/// and on the CPU what every device failed. A witness that does not fit the
+/// shape fails the batch before any proving; the first failure stops it.
 fn prove_witnesses(
     key: &ProvingKey,
-    shape: &CircuitShape,
+    shape: &Arc<CircuitShape>,
     witnesses: Vec<WitnessAssignment>,
     r_s: &[Scalar],
     s_s: &[Scalar],
@@ -221,32 +207,24 @@ fn prove_witnesses(
     for witness in &witnesses {
         shape.check_counts(witness)?;
     }
-    // The CPU prover waits for no device.
-    #[cfg(not(feature = "cuda"))]
-    let (on_gpus, _) = (vec![None; witnesses.len()], priority);
-    #[cfg(feature = "cuda")]
-    let on_gpus = {
-        let batch = super::gpu::WitnessBatch {
-            shape,
-            witnesses: &witnesses,
-            r_s,
-            s_s,
-        };
-        super::gpu::prove_batch_on_gpus(key, &batch, priority)?
-    };
-    let left = on_gpus.iter().filter(|proof| proof.is_none()).count();
-    if left > 0 && left < witnesses.len() {
-        log::warn!("{left} of a batch's {} proofs on the CPU", witnesses.len());
+    let pool = ProverPool::global()?.with_priority(priority);
+    let reports = pool.prove_witnesses_lent(key, shape, witnesses, r_s, s_s);
+    let mut proofs = Vec::with_capacity(reports.len());
+    let mut first_error = None;
+    for report in reports {
+        match report.result {
+            Ok(proof) => proofs.push(proof),
+            // Stopped by another job's failure: that one is the error.
+            Err(Error::Pool(PoolError::Cancelled)) => {}
+            Err(error) => {
+                first_error.get_or_insert(error);
+            }
+        }
     }
-    witnesses
-        .into_iter()
-        .zip(on_gpus)
-        .zip(r_s.iter().zip(s_s))
-        .map(|((witness, on_gpu), (r, s))| match on_gpu {
-            Some(proof) => Ok(proof),
-            None => prove(key, &shape.assign(witness)?, *r, *s),
-        })
-        .collect()
+    match first_error {
+        Some(error) => Err(error),
+        None => Ok(proofs),
+    }
 }
 
 /// [`create_proof_batch`] with all `r` values, then all `s` values, drawn
@@ -291,25 +269,11 @@ pub fn create_proofs_isolated<C: Circuit<Scalar> + Send>(
         .into_par_iter()
         .map(synthesize_catching_panics)
         .collect();
-    with_backend(key, |prove| {
-        assignments
-            .into_iter()
-            .zip(r_s.into_iter().zip(s_s))
-            .map(|(assignment, (r, s))| prove(&assignment?, r, s))
-            .collect()
-    })
+    let reports = ProverPool::global()?.prove_assignments_lent(key, assignments, &r_s, &s_s);
+    Ok(reports.into_iter().map(|report| report.result).collect())
 }
 
 /// [`synthesize`], with a panic inside the circuit turned into an error.
 fn synthesize_catching_panics<C: Circuit<Scalar>>(circuit: C) -> Result<Assignment, Error> {
     catch_circuit_panic(|| synthesize(circuit))
-}
-
-/// Runs a synthesis, turning a panic inside the circuit into
-/// [`Error::CircuitPanicked`].
-pub(crate) fn catch_circuit_panic<T>(
-    synthesis: impl FnOnce() -> Result<T, Error>,
-) -> Result<T, Error> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(synthesis))
-        .unwrap_or_else(|payload| Err(Error::CircuitPanicked(panic_message(&*payload))))
 }
