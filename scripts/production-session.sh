@@ -5,8 +5,10 @@
 # Logs go to $OUT (or target/gpu-bundle/logs). Settings:
 #   KEYGEN_SIZES (default 20,22,24), KEYGEN_CPU_SIZES (default 20,22),
 #   C2_ARGS (porep_c2's arguments; default production's), and the limits
-#   TESTS_S, KEYGEN_S, C2_S in seconds (defaults 90, 170, 320); STAGES
-#   names the stages to run (default "keygen-tests keygen c2").
+#   TESTS_S, KEYGEN_S, C2_S, GPU_TEST_EACH_S in seconds (defaults 90, 170,
+#   320, 150); STAGES names the stages to run (default "keygen-tests
+#   keygen c2"; "gpu-tests" runs the test binaries named in GPU_TESTS,
+#   each under GPU_TEST_EACH_S).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bin=target/gpu-bundle/bin
@@ -36,4 +38,14 @@ stage keygen "${KEYGEN_S:-170}" env RUST_LOG=groth16_gpu=info "$bin/examples/key
   --sizes "${KEYGEN_SIZES:-20,22,24}" --cpu-sizes "${KEYGEN_CPU_SIZES:-20,22}"
 # shellcheck disable=SC2086 # the arguments are split on purpose
 stage c2 "${C2_S:-320}" "$bin/examples/porep_c2" ${C2_ARGS:-}
-grep -a "key generation:" "$logs/c2.log" | tail -n 12
+if [[ " ${STAGES:-} " == *" gpu-tests "* ]]; then
+  tests=(${GPU_TESTS:-gpu_device gpu_prover gpu_prover_devices gpu_pool gpu_streamed gpu_msm unit_groth16_gpu})
+  share=${GPU_TEST_EACH_S:-150}
+  for name in "${tests[@]}"; do
+    echo "== test $name ($(date -u +%T))"
+    timeout "$share" "$bin/tests/$name" >>"$logs/gpu-tests.log" 2>&1
+    echo "== test $name: exit $?"
+    grep -a "^test result\|FAILED\|panicked" "$logs/gpu-tests.log" | tail -n 3
+  done
+fi
+[[ -f "$logs/c2.log" ]] && grep -a "key generation:" "$logs/c2.log" | tail -n 12
