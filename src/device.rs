@@ -5,8 +5,20 @@
 //! per device, so threads serialize per device and devices run in parallel.
 //!
 //! Every call into the C++ side selects the device by its ordinal
-//! (`cudaSetDevice`) first, in whichever thread it runs. Nothing here keeps a
-//! global device list or reads or writes `CUDA_VISIBLE_DEVICES`.
+//! (`cudaSetDevice`) first, in whichever thread it runs. Nothing here reads
+//! or writes `CUDA_VISIBLE_DEVICES`; the one process-wide list is that of
+//! the locks, one per device ([`DeviceMutex::all`]).
+//!
+//! ```no_run
+//! use groth16_gpu::device::DeviceMutex;
+//! # fn main() -> Result<(), groth16_gpu::device::GpuError> {
+//! for device in DeviceMutex::all()? {
+//!     println!("{:?}", device.properties());
+//! }
+//! let guard = DeviceMutex::get(0)?.lock(); // work launched with it runs on GPU 0
+//! println!("{} bytes free", guard.device().free_memory()?);
+//! # Ok(()) }
+//! ```
 
 use crate::bridge::ffi;
 use crate::urgent_lock::{UrgentFirstGuard, UrgentFirstMutex};

@@ -6,6 +6,30 @@
 //! delta_g2, then a big-endian u32 count and the ic points), then the h, l, a,
 //! b_g1 and b_g2 queries, each a big-endian u32 count and uncompressed points
 //! (G1 96 bytes, G2 192 bytes).
+//!
+//! ```
+//! # use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+//! # use blstrs::Scalar;
+//! # struct Square(Option<Scalar>);
+//! # impl Circuit<Scalar> for Square {
+//! #     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+//! #         let x = cs.alloc(|| "x", || self.0.ok_or(SynthesisError::AssignmentMissing))?;
+//! #         let y = cs.alloc_input(|| "y", || self.0.map(|x| x * x).ok_or(SynthesisError::AssignmentMissing))?;
+//! #         cs.enforce(|| "x*x=y", |lc| lc + x, |lc| lc + x, |lc| lc + y);
+//! #         Ok(())
+//! #     }
+//! # }
+//! use groth16_gpu::params::{generate_random_parameters, CheckMode, ProvingKey};
+//!
+//! let key = generate_random_parameters(Square(None), &mut rand_core::OsRng)?;
+//! let mut bytes = Vec::new();
+//! key.write(&mut bytes)?;
+//! // Untrusted bytes: check every point, subgroups included.
+//! let read = ProvingKey::read(&bytes[..], CheckMode::Subgroup)?;
+//! assert_eq!(read.h, key.h);
+//! assert!(ProvingKey::read(&bytes[..bytes.len() - 1], CheckMode::Subgroup).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod codec;
 mod fixed_base;

@@ -6,6 +6,29 @@
 //! - [`CircuitShape`]: record a circuit's constraint matrices once, then for
 //!   each further proof of that shape compute only the witness and evaluate
 //!   A/B/C as parallel sparse products.
+//!
+//! ```
+//! # use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+//! # use blstrs::Scalar;
+//! # #[derive(Clone)]
+//! # struct Square(Option<Scalar>);
+//! # impl Circuit<Scalar> for Square {
+//! #     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+//! #         let x = cs.alloc(|| "x", || self.0.ok_or(SynthesisError::AssignmentMissing))?;
+//! #         let y = cs.alloc_input(|| "y", || self.0.map(|x| x * x).ok_or(SynthesisError::AssignmentMissing))?;
+//! #         cs.enforce(|| "x*x=y", |lc| lc + x, |lc| lc + x, |lc| lc + y);
+//! #         Ok(())
+//! #     }
+//! # }
+//! use groth16_gpu::synthesis::{synthesize, CircuitShape};
+//!
+//! let circuit = Square(Some(Scalar::from(3u64)));
+//! let direct = synthesize(circuit.clone())?;
+//! let shape = CircuitShape::record(Square(None))?;  // once per circuit type
+//! let witness = shape.witness(circuit)?;            // per proof: the variables only
+//! assert_eq!(shape.assign(witness)?, direct);       // A/B/C from the shape
+//! # Ok::<(), groth16_gpu::Error>(())
+//! ```
 
 mod assignment;
 mod density;
