@@ -1,6 +1,6 @@
 //! Without feature `cuda` this does nothing (no CUDA toolkit needed). With it,
-//! it compiles cuda/**/*.cu with nvcc, the cxx bridge with the host compiler, and
-//! links the CUDA runtime statically.
+//! it compiles cuda/**/*.cu with nvcc through `cc`, the cxx bridge with the
+//! host compiler, and links the CUDA runtime statically.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -46,8 +46,6 @@ mod cuda {
             .opt_level(3)
             .compile("groth16_gpu_bridge");
 
-        // nvcc is run directly, by path: cc would take it only from the
-        // process environment ($NVCC), which a build script should not set.
         let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
         let cuda_dir = crate_dir.join("cuda");
         let sources = cuda_sources(&cuda_dir);
@@ -127,14 +125,18 @@ mod cuda {
         format!("groth16_gpu_cuda_{stem}")
     }
 
-    /// Compiles one .cu file into its own static library (whole-program
-    /// device code: nothing here needs relocatable device code). -O3 and no
-    /// -G in every profile: device debug code is far slower.
+    /// Compiles one .cu file into its own static library through `cc`
+    /// (whole-program device code: nothing here needs relocatable device
+    /// code). The nvcc is the one found above, named with
+    /// `Build::compiler`; `cc`'s default flags are off, since they are the
+    /// host compiler's: -O3 and no -G in every profile (device debug code is
+    /// far slower), -fPIC through -Xcompiler.
     ///
     /// Skipped when the archive is newer than the source and every header
-    /// nvcc listed for it last time, with the same command line: a change to
-    /// one .cu file then costs one nvcc run, not all of them (ptxas takes
-    /// minutes over the MSM's point arithmetic).
+    /// nvcc listed for it last time, with the same flags: a change to one .cu
+    /// file then costs one nvcc run, not all of them (ptxas takes minutes
+    /// over the MSM's point arithmetic). `cc` always recompiles, so this
+    /// check stays here.
     fn compile_cuda_library(
         nvcc: &Path,
         include: &Path,
@@ -145,30 +147,44 @@ mod cuda {
         let archive = out_dir.join(format!("lib{library}.a"));
         let depfile = out_dir.join(format!("{library}.d"));
         let cmdfile = out_dir.join(format!("{library}.cmd"));
-        let mut command = std::process::Command::new(nvcc);
-        command
-            .args(["-std=c++17", "-O3", "-Xcompiler", "-fPIC", "-lib"])
-            .arg("-I")
-            .arg(include);
+        let mut flags: Vec<String> = ["-std=c++17", "-O3", "-Xcompiler", "-fPIC"]
+            .map(String::from)
+            .to_vec();
         for gencode in GENCODE {
-            command.arg("-gencode").arg(gencode);
+            flags.extend(["-gencode".into(), gencode.into()]);
         }
-        command.arg("-o").arg(&archive).arg(source);
-        let fingerprint = format!("{command:?}");
+        let fingerprint = format!(
+            "{} {flags:?} -I {} {}",
+            nvcc.display(),
+            include.display(),
+            source.display()
+        );
         if is_up_to_date(&archive, &depfile, &cmdfile, &fingerprint) {
             return;
         }
-        command.arg("-MD").arg("-MF").arg(&depfile);
-        let output = command
-            .output()
-            .unwrap_or_else(|error| panic!("cannot run {}: {error}", nvcc.display()));
-        if !output.status.success() {
-            panic!(
-                "nvcc failed on {}:\n{}{}",
-                source.display(),
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
+        let mut build = cc::Build::new();
+        build
+            .cuda(true)
+            // cudart_static is linked once, from the root found above.
+            .cudart("none")
+            .debug(false)
+            .compiler(nvcc)
+            .no_default_flags(true)
+            .warnings(false)
+            .extra_warnings(false)
+            .cargo_metadata(false)
+            .out_dir(out_dir)
+            .include(include)
+            .file(source);
+        for flag in &flags {
+            build.flag(flag);
+        }
+        build
+            .flag("-MD")
+            .flag("-MF")
+            .flag(depfile.to_str().expect("OUT_DIR is UTF-8"));
+        if let Err(error) = build.try_compile(library) {
+            panic!("nvcc failed on {}: {error}", source.display());
         }
         std::fs::write(&cmdfile, fingerprint)
             .unwrap_or_else(|error| panic!("cannot write {}: {error}", cmdfile.display()));
