@@ -1,0 +1,191 @@
+//! porep_c2's proving side: the key resident on the device or streamed to
+//! it, and every partition from circuit to proof with synthesis on the
+//! host's cores overlapped with the device.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use blstrs::Scalar;
+use ff::Field;
+use groth16_gpu::device::DeviceGuard;
+use groth16_gpu::groth16::gpu::{
+    finish_proof, prove_streamed, start_proof_shaped, GpuProvingKey, PendingProof,
+};
+use groth16_gpu::synthesis::{CircuitShape, WitnessAssignment};
+use groth16_gpu::{Error, Proof, ProvingKey};
+use rand_core::OsRng;
+
+use crate::filecoin::{PorepCircuit, PorepParts};
+
+fn random() -> Scalar {
+    Scalar::random(OsRng)
+}
+
+/// The key on the device, or on the host where the device cannot hold it
+/// (each proof then streams it, chunk by chunk).
+pub enum Prover {
+    Resident(GpuProvingKey),
+    Streamed(Box<ProvingKey>),
+}
+
+/// A proof under way on the device, or already made (streamed proofs are
+/// made whole in `start`).
+pub enum Started {
+    Pending(PendingProof),
+    Done(Box<Proof>),
+}
+
+impl Prover {
+    pub fn start(
+        &self,
+        guard: &DeviceGuard<'_>,
+        shape: &CircuitShape,
+        witness: &WitnessAssignment,
+    ) -> Result<Started, Error> {
+        Ok(match self {
+            Prover::Resident(key) => Started::Pending(start_proof_shaped(
+                guard,
+                key,
+                shape,
+                witness,
+                random(),
+                random(),
+            )?),
+            Prover::Streamed(key) => {
+                let assignment = shape.assign(witness.clone())?;
+                Started::Done(Box::new(prove_streamed(
+                    guard,
+                    key,
+                    &assignment,
+                    random(),
+                    random(),
+                )?))
+            }
+        })
+    }
+
+    pub fn finish(&self, guard: &DeviceGuard<'_>, started: Started) -> Result<Proof, Error> {
+        match started {
+            Started::Pending(pending) => finish_proof(guard, pending),
+            Started::Done(proof) => Ok(*proof),
+        }
+    }
+}
+
+/// A partition's witness, how long it took, or why it failed.
+type Synthesized = (
+    usize,
+    Duration,
+    Result<WitnessAssignment, groth16_gpu::Error>,
+);
+
+/// How the pipeline computes witnesses.
+#[derive(Clone, Copy)]
+pub enum Synthesis {
+    /// One partition after another, each one's challenges over every core.
+    ChallengesAtOnce,
+    /// Partitions side by side on this many threads, each one's witness on
+    /// one thread.
+    PartitionsAtOnce(usize),
+}
+
+impl Synthesis {
+    pub fn describe(&self) -> String {
+        match self {
+            Synthesis::ChallengesAtOnce => format!(
+                "one partition at a time, its challenges on {} threads",
+                rayon::current_num_threads()
+            ),
+            Synthesis::PartitionsAtOnce(threads) => {
+                format!("{threads} partitions at a time, one thread each")
+            }
+        }
+    }
+
+    /// Finished witnesses that may wait for the device: with two proofs in
+    /// flight this bounds the witnesses in host memory.
+    fn waiting(&self) -> usize {
+        match self {
+            Synthesis::ChallengesAtOnce => 1,
+            Synthesis::PartitionsAtOnce(threads) => *threads,
+        }
+    }
+
+    /// Computes every partition's witness and sends each when ready.
+    fn run(
+        self,
+        shape: &CircuitShape,
+        circuits: Vec<PorepCircuit>,
+        parts: Vec<PorepParts>,
+        sender: mpsc::SyncSender<Synthesized>,
+    ) {
+        use rayon::prelude::*;
+        // A failed send means the prover stopped on an error: stop too.
+        match self {
+            Synthesis::ChallengesAtOnce => {
+                let cores = rayon::current_num_threads();
+                for (i, partition) in parts.iter().enumerate() {
+                    let start = Instant::now();
+                    let witness = partition.witness_in_parts(shape, cores);
+                    if sender.send((i, start.elapsed(), witness)).is_err() {
+                        return;
+                    }
+                }
+            }
+            Synthesis::PartitionsAtOnce(threads) => {
+                let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else {
+                    return;
+                };
+                pool.install(|| {
+                    circuits.into_par_iter().enumerate().for_each_with(
+                        sender,
+                        |sender, (i, circuit)| {
+                            let start = Instant::now();
+                            let witness = shape.witness(circuit);
+                            let _ = sender.send((i, start.elapsed(), witness));
+                        },
+                    )
+                });
+            }
+        }
+    }
+}
+
+/// Every partition from circuit to proof: witnesses computed as
+/// `synthesis` says, each handed to the device as it is ready, two proofs
+/// in flight there.
+pub fn prove_pipelined(
+    guard: &DeviceGuard<'_>,
+    prover: &Prover,
+    shape: &CircuitShape,
+    circuits: Vec<PorepCircuit>,
+    parts: Vec<PorepParts>,
+    synthesis: Synthesis,
+) -> Result<(Vec<Proof>, Vec<Duration>), Box<dyn std::error::Error>> {
+    let count = circuits.len();
+    let (sender, ready) = mpsc::sync_channel::<Synthesized>(synthesis.waiting());
+    let mut proofs: Vec<Option<Proof>> = (0..count).map(|_| None).collect();
+    let mut times = Vec::with_capacity(count);
+    std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
+        scope.spawn(move || synthesis.run(shape, circuits, parts, sender));
+        let mut in_flight = std::collections::VecDeque::new();
+        for (i, took, witness) in ready {
+            times.push(took);
+            let pending = prover.start(guard, shape, &witness?)?;
+            in_flight.push_back((i, pending));
+            if in_flight.len() > 1 {
+                let (j, pending) = in_flight.pop_front().expect("two in flight");
+                proofs[j] = Some(prover.finish(guard, pending)?);
+            }
+        }
+        for (j, pending) in in_flight {
+            proofs[j] = Some(prover.finish(guard, pending)?);
+        }
+        Ok(())
+    })?;
+    let proofs = proofs
+        .into_iter()
+        .map(|p| p.ok_or("a partition was not proved"))
+        .collect::<Result<_, _>>()?;
+    Ok((proofs, times))
+}
