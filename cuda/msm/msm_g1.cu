@@ -1,5 +1,7 @@
-// G1 MSM and batch addition on the GPU: the curve's instance of device_msm.cuh.
+// G1 MSM and batch addition on the GPU: the curve's instance of device_msm.cuh
+// and batch_add.cuh.
 #include "device_entry.h"
+#include "batch_add.cuh"
 #include "device_msm.cuh"
 
 namespace groth16_gpu {

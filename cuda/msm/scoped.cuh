@@ -1,6 +1,7 @@
 // RAII holders for a stream, an event and stream-ordered device memory, so
 // an exception thrown mid-MSM releases everything and leaves the device
-// usable. Destructors never throw: errors there are ignored.
+// usable (destructors never throw: errors there are ignored), and the
+// carving of one such allocation into buffers.
 #pragma once
 
 #include "groth16_gpu/cuda_check.h"
@@ -49,6 +50,19 @@ struct ScopedDeviceMemory {
   }
   ~ScopedDeviceMemory() {
     if (ptr) cudaFreeAsync(ptr, stream);
+  }
+};
+
+/// Carves one allocation into aligned buffers.
+struct Carver {
+  char* base;
+  size_t used = 0;
+  template <class T>
+  T* take(size_t count) {
+    used = (used + 255) & ~size_t(255);
+    T* p = reinterpret_cast<T*>(base ? base + used : nullptr);
+    used += count * sizeof(T);
+    return p;
   }
 };
 

@@ -6,7 +6,7 @@ use blstrs::Scalar;
 use rayon::prelude::*;
 
 use super::curve::{as_words, GpuCurve};
-use super::msm::mismatch;
+use super::resident::mismatch;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
 

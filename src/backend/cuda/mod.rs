@@ -39,6 +39,7 @@ mod one_shot;
 mod pinned_vec;
 mod point_staging;
 pub mod reference;
+mod resident;
 mod test_knobs;
 
 pub use curve::GpuCurve;
@@ -48,11 +49,12 @@ pub use device_shape::{
 };
 pub use fixed_base::{fixed_base_mul, fixed_base_windows};
 pub use h_inputs::{h_polynomial, HInputs};
-pub use msm::{copies_from, MsmTiming, ResidentBases};
+pub use msm::MsmTiming;
 pub use ntt::{ntt, NttKind};
 pub use one_shot::{batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits};
 pub use pinned_vec::PinnedVec;
 pub use point_staging::PointStaging;
+pub use resident::{copies_from, ResidentBases};
 pub use test_knobs::{
     reserve_device_memory, set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests,
     set_msm_g2_first_level_for_tests, set_msm_window_bits_for_tests, DeviceReservation,

@@ -5,7 +5,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
 
 use super::curve::GpuCurve;
-use super::msm::{mismatch, ResidentBases};
+use super::resident::{mismatch, ResidentBases};
 use crate::device::{DeviceGuard, GpuError};
 
 /// Packs booleans into bitmap words: bit i of word i / 64 is `bits[i]`.
