@@ -37,7 +37,7 @@ use std::time::Instant;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use groth16_gpu::backend::cuda::{
-    pack_bits, set_msm_window_bits_for_tests, DeviceScalars, GpuCurve, PinnedStaging, ResidentBases,
+    pack_bits, DeviceScalars, GpuCurve, MsmTuning, PinnedStaging, ResidentBases,
 };
 use groth16_gpu::device::{DeviceGuard, GpuError};
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -216,15 +216,18 @@ where
     G::Curve: Curve<AffineRepr = G> + Send + Sync,
 {
     let largest = SWEEP_SIZES[SWEEP_SIZES.len() - 1];
-    let bases = ResidentBases::upload(guard, &random_bases::<G>(largest, 11))?;
+    let mut bases = ResidentBases::upload(guard, &random_bases::<G>(largest, 11))?;
     let scalars = random_scalars(largest, 12);
     let on_device = DeviceScalars::upload(guard, &scalars, largest)?;
     for n in SWEEP_SIZES {
-        set_msm_window_bits_for_tests(None)?;
+        bases.set_tuning(MsmTuning::default());
         let (want, chosen) = bases.msm_device_scalars(guard, &on_device, n)?;
         let mut cells = Vec::new();
         for bits in SWEEP_BITS {
-            set_msm_window_bits_for_tests(Some(bits))?;
+            bases.set_tuning(MsmTuning {
+                window_bits: Some(bits),
+                ..MsmTuning::default()
+            });
             let mut times = Vec::new();
             for _ in 0..6 {
                 let (got, timing) = bases.msm_device_scalars(guard, &on_device, n)?;
@@ -243,7 +246,7 @@ where
             cells.join(" | ")
         );
     }
-    set_msm_window_bits_for_tests(None)
+    Ok(())
 }
 
 /// Window widths the copies sweep makes copies for.

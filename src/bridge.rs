@@ -54,6 +54,15 @@ pub(crate) mod ffi {
         type MsmBases;
         /// Device memory held until drop (tests: a device short of memory).
         type DeviceReservation;
+        /// How one MSM call runs (include/groth16_gpu/ffi_types.h): plain
+        /// fields, 0 for the built-in choice; passed with every MSM call
+        /// (by pointer: cxx's references to extern types call
+        /// `ptr::from_ref`, past the crate's rust-version).
+        #[namespace = ""]
+        type g16_msm_tuning = crate::ffi_types::g16_msm_tuning;
+        /// What one MSM call ran with, and its device time.
+        #[namespace = ""]
+        type g16_msm_report = crate::ffi_types::g16_msm_report;
 
         /// Number of resident points.
         fn len(self: &MsmBases) -> usize;
@@ -103,8 +112,11 @@ pub(crate) mod ffi {
         fn shifted_copy_bits(len: usize, bits: u32) -> Result<u32>;
         /// Points from which an MSM goes through shifted copies.
         fn msm_copies_from() -> usize;
+        /// An error where `*tuning` holds a value out of its range.
+        unsafe fn check_msm_tuning(tuning: *const g16_msm_tuning) -> Result<()>;
         /// Per-window sums (Jacobian) of Σ scalars[i] bases[first + i] for
-        /// i < n; returns the bits between the sums.
+        /// i < n, run as `*tuning` says; returns the bits between the sums
+        /// and fills `*report`.
         #[allow(clippy::too_many_arguments)]
         unsafe fn msm_windows(
             device: &GpuDevice,
@@ -114,7 +126,8 @@ pub(crate) mod ffi {
             n: usize,
             out: *mut u64,
             out_words: usize,
-            device_ms: *mut f32,
+            tuning: *const g16_msm_tuning,
+            report: *mut g16_msm_report,
         ) -> Result<u32>;
         /// msm_windows of a sparse subset: Σ scalars[i] bases[indices[i]]
         /// for i < n (both host arrays of n).
@@ -127,7 +140,8 @@ pub(crate) mod ffi {
             n: usize,
             out: *mut u64,
             out_words: usize,
-            device_ms: *mut f32,
+            tuning: *const g16_msm_tuning,
+            report: *mut g16_msm_report,
         ) -> Result<u32>;
         /// msm_windows over the `n` scalars already on the device from
         /// `scalar_first`, with the bases from `first`.
@@ -141,7 +155,8 @@ pub(crate) mod ffi {
             n: usize,
             out: *mut u64,
             out_words: usize,
-            device_ms: *mut f32,
+            tuning: *const g16_msm_tuning,
+            report: *mut g16_msm_report,
         ) -> Result<u32>;
         /// Σ of the bases[first + i], i < n, whose bitmap bit i is set
         /// (Jacobian).
@@ -156,18 +171,6 @@ pub(crate) mod ffi {
             out_words: usize,
             device_ms: *mut f32,
         ) -> Result<()>;
-        /// Caps the points of one MSM chunk (0: none), for tests.
-        fn set_msm_chunk_cap_for_tests(points: usize);
-        /// Lowers the first-level threads kept as blocks grow (0: the
-        /// default), for tests.
-        fn set_msm_first_level_threads_for_tests(threads: usize);
-        /// G2's first-level layout (0: the built-in choice, 1 one thread a
-        /// point, 2 a pair of threads, 3 a pair held to 128 registers), for
-        /// tests. Above 3 an error.
-        fn set_msm_g2_first_level_for_tests(mode: u32) -> Result<()>;
-        /// Forces the window bits of later device MSMs (0: none), for
-        /// benchmarks; outside 4..=20 an error.
-        fn set_msm_window_bits_for_tests(bits: u32) -> Result<()>;
         /// Holds `bytes` of device memory until dropped.
         fn reserve_device_memory(
             device: &GpuDevice,
@@ -416,4 +419,18 @@ pub(crate) mod ffi {
             rows: usize,
         ) -> usize;
     }
+}
+
+// SAFETY: both are plain C structs of integers and bools (bindgen's layout
+// of include/groth16_gpu/ffi_types.h, checked by its layout tests and by
+// tests/gpu_bindgen.rs), trivially copyable and movable on the C++ side.
+unsafe impl cxx::ExternType for crate::ffi_types::g16_msm_tuning {
+    type Id = cxx::type_id!("g16_msm_tuning");
+    type Kind = cxx::kind::Trivial;
+}
+
+// SAFETY: as above.
+unsafe impl cxx::ExternType for crate::ffi_types::g16_msm_report {
+    type Id = cxx::type_id!("g16_msm_report");
+    type Kind = cxx::kind::Trivial;
 }

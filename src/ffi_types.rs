@@ -149,3 +149,197 @@ pub mod g16_status {
     /// The device had too little free memory.
     pub const G16_ERR_OUT_OF_MEMORY: Type = 3;
 }
+/** How one GPU MSM call runs, passed with the call (src/backend/cuda's
+ MsmTuning): every field 0 takes the built-in choice, so a zeroed struct
+ is the default (flags are 0 or 1). Out-of-range values are refused (invalid_argument)
+ before any work. No setting changes a result, only its speed.*/
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
+pub struct g16_msm_tuning {
+    /// Window bits, 4..=20, shifted copies left aside (0: chosen by the size).
+    pub window_bits: u32,
+    /// Sorted entries per first-level thread, 32..=4096 (0: grown from 32).
+    pub first_block: u32,
+    /// Partial sums a bucket may hold when the window segments walk it, 1..=1024 (0: 8).
+    pub inline_pieces: u32,
+    /// Buckets per window segment, a power of two in 4..=1024 (0: 32).
+    pub segment: u32,
+    /// G2's first level: 1 whole points, 2 pairs of threads, 3 pairs at 128 registers (0: 3).
+    pub g2_first_level: u32,
+    /// 1: G2's task levels and window reduction stay whole behind a pair first level.
+    pub g2_whole_reduction: u32,
+    /// 1: each chunk prints where its device time goes (stderr).
+    pub phase_timing: u32,
+    /// Most points one chunk takes (0: as memory and the 2^30-entry bound allow).
+    pub chunk_cap: u64,
+    /// First-level threads kept as the blocks grow (0: 2^20).
+    pub first_level_threads: u64,
+}
+#[test]
+fn bindgen_test_layout_g16_msm_tuning() {
+    const UNINIT: ::std::mem::MaybeUninit<g16_msm_tuning> = ::std::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(
+        ::std::mem::size_of::<g16_msm_tuning>(),
+        48usize,
+        "Size of g16_msm_tuning",
+    );
+    assert_eq!(
+        ::std::mem::align_of::<g16_msm_tuning>(),
+        8usize,
+        "Alignment of g16_msm_tuning",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).window_bits) as usize - ptr as usize },
+        0usize,
+        "Offset of field: g16_msm_tuning::window_bits",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).first_block) as usize - ptr as usize },
+        4usize,
+        "Offset of field: g16_msm_tuning::first_block",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).inline_pieces) as usize - ptr as usize },
+        8usize,
+        "Offset of field: g16_msm_tuning::inline_pieces",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).segment) as usize - ptr as usize },
+        12usize,
+        "Offset of field: g16_msm_tuning::segment",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).g2_first_level) as usize - ptr as usize },
+        16usize,
+        "Offset of field: g16_msm_tuning::g2_first_level",
+    );
+    assert_eq!(
+        unsafe {
+            ::std::ptr::addr_of!((*ptr).g2_whole_reduction) as usize - ptr as usize
+        },
+        20usize,
+        "Offset of field: g16_msm_tuning::g2_whole_reduction",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).phase_timing) as usize - ptr as usize },
+        24usize,
+        "Offset of field: g16_msm_tuning::phase_timing",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).chunk_cap) as usize - ptr as usize },
+        32usize,
+        "Offset of field: g16_msm_tuning::chunk_cap",
+    );
+    assert_eq!(
+        unsafe {
+            ::std::ptr::addr_of!((*ptr).first_level_threads) as usize - ptr as usize
+        },
+        40usize,
+        "Offset of field: g16_msm_tuning::first_level_threads",
+    );
+}
+/// What one GPU MSM call ran with, the defaults filled in, and its device time.
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone, PartialEq)]
+pub struct g16_msm_report {
+    /// Device time by CUDA events, scalar upload to window sums, in milliseconds.
+    pub device_ms: f32,
+    /// Window bits c.
+    pub window_bits: u32,
+    /// Copies of the bases the call went through (1: the points alone).
+    pub copies: u32,
+    /// Chunks the points ran in.
+    pub chunks: u32,
+    /// Sorted entries per first-level thread in the first chunk.
+    pub first_block: u32,
+    /// Partial sums a bucket may hold when the window segments walk it.
+    pub inline_pieces: u32,
+    /// Buckets per window segment.
+    pub segment: u32,
+    /// Most task levels a chunk ran.
+    pub task_levels: u32,
+    /// G2's first-level layout (1, 2 or 3; 0 for G1).
+    pub g2_first_level: u32,
+    /// 1 where the task levels and window reduction ran over thread pairs.
+    pub pair_reduction: u32,
+    /// 1 where the chunks printed their phases.
+    pub phase_timing: u32,
+    /// Points in a chunk (the last may hold fewer).
+    pub chunk_points: u64,
+}
+#[test]
+fn bindgen_test_layout_g16_msm_report() {
+    const UNINIT: ::std::mem::MaybeUninit<g16_msm_report> = ::std::mem::MaybeUninit::uninit();
+    let ptr = UNINIT.as_ptr();
+    assert_eq!(
+        ::std::mem::size_of::<g16_msm_report>(),
+        56usize,
+        "Size of g16_msm_report",
+    );
+    assert_eq!(
+        ::std::mem::align_of::<g16_msm_report>(),
+        8usize,
+        "Alignment of g16_msm_report",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).device_ms) as usize - ptr as usize },
+        0usize,
+        "Offset of field: g16_msm_report::device_ms",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).window_bits) as usize - ptr as usize },
+        4usize,
+        "Offset of field: g16_msm_report::window_bits",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).copies) as usize - ptr as usize },
+        8usize,
+        "Offset of field: g16_msm_report::copies",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).chunks) as usize - ptr as usize },
+        12usize,
+        "Offset of field: g16_msm_report::chunks",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).first_block) as usize - ptr as usize },
+        16usize,
+        "Offset of field: g16_msm_report::first_block",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).inline_pieces) as usize - ptr as usize },
+        20usize,
+        "Offset of field: g16_msm_report::inline_pieces",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).segment) as usize - ptr as usize },
+        24usize,
+        "Offset of field: g16_msm_report::segment",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).task_levels) as usize - ptr as usize },
+        28usize,
+        "Offset of field: g16_msm_report::task_levels",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).g2_first_level) as usize - ptr as usize },
+        32usize,
+        "Offset of field: g16_msm_report::g2_first_level",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).pair_reduction) as usize - ptr as usize },
+        36usize,
+        "Offset of field: g16_msm_report::pair_reduction",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).phase_timing) as usize - ptr as usize },
+        40usize,
+        "Offset of field: g16_msm_report::phase_timing",
+    );
+    assert_eq!(
+        unsafe { ::std::ptr::addr_of!((*ptr).chunk_points) as usize - ptr as usize },
+        48usize,
+        "Offset of field: g16_msm_report::chunk_points",
+    );
+}

@@ -17,7 +17,7 @@ use ff::{Field, PrimeField};
 use gpu::exclusive_device_memory;
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
 use groth16_gpu::backend::cuda::{
-    copies_from, pack_bits, reserve_device_memory, G2FirstLevel, GpuCurve, ResidentBases,
+    copies_from, pack_bits, reserve_device_memory, G2FirstLevel, GpuCurve, MsmTuning, ResidentBases,
 };
 use groth16_gpu::device::DeviceGuard;
 use groth16_gpu::generate_parameters_for_shape_random;
@@ -26,7 +26,7 @@ use groth16_gpu::groth16::prove;
 use groth16_gpu::synthesis::CircuitShape;
 use msm_inputs::{
     awkward_bases, expected_g1, expected_g2, expected_selected, fp2_words, fp_words,
-    on_each_device, random_bases, random_scalars, seeded, special_scalars, Knob,
+    on_each_device, random_bases, random_scalars, seeded, special_scalars,
 };
 use rand::Rng;
 
@@ -357,13 +357,15 @@ fn gpu_msm_through_copies_in_chunks_matches_blstrs() {
     on_each_device(|guard, rng| {
         let n = copies_from() + 3;
         let bases = random_bases::<G1Affine>(n, rng);
-        let resident = with_copies(guard, &bases, None);
+        let resident = with_copies(guard, &bases, None).with_tuning(MsmTuning {
+            chunk_cap: Some(100_000),
+            ..MsmTuning::default()
+        });
         let scalars = random_scalars(n, rng);
-        let got = {
-            let _cap = Knob::chunk_cap(100_000);
-            resident.msm(guard, &scalars)
-        };
-        assert_eq!(got.unwrap(), expected_g1(&bases, &scalars));
+        let (got, timing) = resident.msm_timed(guard, &scalars).unwrap();
+        assert_eq!(got, expected_g1(&bases, &scalars));
+        assert_eq!(timing.run.chunks as usize, n.div_ceil(100_000));
+        assert_eq!(timing.run.copies, resident.copies());
     });
 }
 
@@ -375,18 +377,18 @@ fn gpu_msm_through_copies_in_long_blocks_matches_blstrs() {
     on_each_device(|guard, rng| {
         let n = copies_from() + 9;
         let bases = awkward_bases::<G1Affine>(n, rng);
-        let resident = with_copies(guard, &bases, Some(16));
+        let resident = with_copies(guard, &bases, Some(16)).with_tuning(MsmTuning {
+            first_level_threads: Some(2000),
+            ..MsmTuning::default()
+        });
         let mut cases = special_scalars(n, rng);
         cases.push(("random", random_scalars(n, rng)));
-        let got: Vec<_> = {
-            let _threads = Knob::first_level_threads(2000);
-            cases
-                .iter()
-                .map(|(_, scalars)| resident.msm(guard, scalars))
-                .collect()
-        };
-        for ((name, scalars), got) in cases.iter().zip(got) {
-            assert_eq!(got.unwrap(), expected_g1(&bases, scalars), "{name}");
+        for (name, scalars) in &cases {
+            assert_eq!(
+                resident.msm(guard, scalars).unwrap(),
+                expected_g1(&bases, scalars),
+                "{name}"
+            );
         }
     });
 }
@@ -396,11 +398,14 @@ fn gpu_msm_g2_through_copies_matches_blstrs() {
     on_each_device(|guard, rng| {
         let n = copies_from() + 5;
         let bases = awkward_bases::<G2Affine>(n, rng);
-        let resident = with_copies(guard, &bases, None);
+        let mut resident = with_copies(guard, &bases, None);
         // Each point whole in a thread, then split over a pair of threads
         // (uncapped and held to 128 registers).
         for layout in G2FirstLevel::ALL {
-            let _layout = Knob::g2_first_level(layout);
+            resident.set_tuning(MsmTuning {
+                g2_first_level: Some(layout),
+                ..MsmTuning::default()
+            });
             let scalars = random_scalars(n, rng);
             assert_eq!(
                 resident.msm(guard, &scalars).unwrap(),

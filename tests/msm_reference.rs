@@ -13,7 +13,7 @@ mod msm_inputs;
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use groth16_gpu::backend::cuda::reference::{self, FieldOp};
-use groth16_gpu::backend::cuda::{pack_bits, set_msm_window_bits_for_tests, GpuCurve};
+use groth16_gpu::backend::cuda::{pack_bits, GpuCurve, MsmTuning};
 use group::prime::PrimeCurveAffine;
 use msm_inputs::{
     awkward_bases, expected_g1, expected_g2, expected_selected, fp2_words, fp_words, random_bases,
@@ -379,17 +379,19 @@ fn reference_batch_add_special_cases_of_the_full_addition() {
     );
 }
 
-/// Needs no device: the bounds are checked before anything is set, so the
-/// other tests' MSMs keep choosing their own windows.
+/// Needs no device: a tuning's bounds are checked on the host.
 #[test]
 fn forced_window_bits_outside_their_range_are_refused() {
-    for bits in [1, 3, 21, 64] {
-        assert!(
-            set_msm_window_bits_for_tests(Some(bits)).is_err(),
-            "{bits} bits"
-        );
+    let forced = |bits| MsmTuning {
+        window_bits: Some(bits),
+        ..MsmTuning::default()
+    };
+    for bits in [0, 1, 3, 21, 64] {
+        assert!(forced(bits).check().is_err(), "{bits} bits");
     }
-    set_msm_window_bits_for_tests(None).unwrap();
+    for bits in [4, 13, 20] {
+        forced(bits).check().unwrap();
+    }
 }
 
 #[test]

@@ -2,7 +2,8 @@
 // (kernel) -> radix sort by bucket (cub) -> blocks of sorted entries a
 // thread, summed per bucket piece -> per-bucket task levels while a bucket
 // holds many pieces -> window segments (adding each bucket's pieces as they
-// walk it) -> per-window sums, added into the host's accumulator.
+// walk it) -> per-window sums, added into the host's accumulator. How it
+// cuts the work follows the call's MsmSettings (tuning.h).
 #pragma once
 
 #include <cub/device/device_radix_sort.cuh>
@@ -14,7 +15,6 @@
 #include <vector>
 
 #include "groth16_gpu/cuda_check.h"
-#include "groth16_gpu/msm.h"
 #include "kernels.cuh"
 #include "phase_timer.cuh"
 #include "reduce.cuh"
@@ -24,71 +24,37 @@
 namespace groth16_gpu {
 namespace msm {
 
-/// Items per task in the levels after the first, and the shortest
-/// first-level block.
-constexpr uint32_t kDevicePerTask = 32;
-/// First-level threads worth keeping: about 16 waves of the G1 kernel on
-/// an H200 (32 of G2), so the last wave's tail stays small. At 2^19
-/// (8 waves) the blocks grew to 256 for G1 2^24 and the first level took
-/// 4 % longer (105 -> 109 ms), the levels 6 ms less.
-constexpr size_t kFirstLevelThreads = size_t(1) << 20;
-/// The longest first-level block.
-constexpr uint32_t kMaxFirstBlock = 512;
-
-/// Sorted entries per first-level thread for `entries` entries: doubled from
-/// kDevicePerTask while kFirstLevelThreads threads remain. Each block cut
-/// at a bucket end leaves one more partial sum for the levels after it, so
-/// longer blocks leave fewer (a 2^24-point MSM at c = 20 made ~14 a bucket
-/// with blocks of 32). G16_MSM_FIRST_BLOCK (32..4096) overrides it, for
-/// sweeps; the scratch's bounds hold for any block of at least 32.
-inline uint32_t first_level_block(size_t entries) {
-  size_t threads = msm_first_level_threads_for_tests();
-  if (threads == 0) threads = kFirstLevelThreads;
-  static const uint32_t forced = tuning_knob("G16_MSM_FIRST_BLOCK", kDevicePerTask, 4096);
-  if (forced) return forced;
+/// Sorted entries per first-level thread for `entries` entries: the
+/// settings' forced block, else doubled from kDevicePerTask while
+/// s.first_level_threads threads remain. Each block cut at a bucket end
+/// leaves one more partial sum for the levels after it, so longer blocks
+/// leave fewer (a 2^24-point MSM at c = 20 made ~14 a bucket with blocks
+/// of 32). The scratch's bounds hold for any block of at least 32.
+inline uint32_t first_level_block(size_t entries, const MsmSettings& s) {
+  if (s.first_block) return s.first_block;
   uint32_t block = kDevicePerTask;
-  while (block < kMaxFirstBlock && entries / (2 * block) >= threads) block *= 2;
+  while (block < kMaxFirstBlock && entries / (2 * block) >= s.first_level_threads) block *= 2;
   return block;
 }
-/// Buckets per window segment. 8 (four times the threads, each with a
-/// shorter walk but its own multiplication by j L) measured slower on the
-/// H200: G1 2^20 40.1 -> 43.5 ms, G2 2^20 142.6 -> 155.5 ms.
-constexpr uint32_t kDeviceSegment = 32;
-/// Partial sums a bucket may hold when the window segments walk it (more
-/// run a task level first). The first level's blocks leave about entries
-/// a bucket / block + 1: ~5 for random scalars at 2^24 points, more in the
-/// buckets that the top window's digits (15 bits at c = 20) also fill.
-constexpr uint32_t kInlinePieces = 8;
 
-/// kInlinePieces, or G16_MSM_INLINE_PIECES where set.
-inline uint32_t inline_pieces() {
-  static const uint32_t forced = tuning_knob("G16_MSM_INLINE_PIECES", 1, 1024);
-  return forced ? forced : kInlinePieces;
-}
-
-/// G2's first level with each point split over a pair of threads, held to
-/// 128 registers (G2FirstLevel::kPairs128): G2 2^22 points with 20-bit
-/// copies 120.6 -> 109.5 ms on the H200 against a point a thread, and 2^24
-/// proofs 1034-1047 -> 986-994 ms best of 5 (docs/NOTES-gpu.md, 2026-12-04).
-constexpr G2FirstLevel kG2FirstLevel = G2FirstLevel::kPairs128;
-
-/// kG2FirstLevel, or G16_MSM_G2_FIRST_LEVEL where set, or what a test
-/// forced with set_msm_g2_first_level_for_tests.
-inline G2FirstLevel g2_first_level() {
-  static const uint32_t forced = tuning_knob("G16_MSM_G2_FIRST_LEVEL", 1, 3);
-  uint32_t mode = forced ? forced : msm_g2_first_level_for_tests();
-  return mode ? static_cast<G2FirstLevel>(mode) : kG2FirstLevel;
+/// The layout of the first level over F: G1 points are always whole.
+template <class F>
+G2FirstLevel first_level_layout(const MsmSettings& s) {
+  if constexpr (std::is_same<F, ff::Fp2>::value) {
+    return s.g2_first_level;
+  } else {
+    return G2FirstLevel::kWholePoints;
+  }
 }
 
 /// Whether G2's task levels and window reduction run over thread pairs as
 /// its first level does: with either pair layout of the first level,
-/// unless G16_MSM_G2_WHOLE_REDUCTION=1 (for a sweep's comparison; each
+/// unless the settings keep them whole (for a sweep's comparison; each
 /// half of that mix is tested in the layouts that use it). Never for G1.
 template <class F>
-bool pair_reduction() {
+bool pair_reduction(const MsmSettings& s) {
   if constexpr (std::is_same<F, ff::Fp2>::value) {
-    static const bool whole = tuning_knob("G16_MSM_G2_WHOLE_REDUCTION", 1, 1) != 0;
-    return !whole && g2_first_level() != G2FirstLevel::kWholePoints;
+    return !s.g2_whole_reduction && s.g2_first_level != G2FirstLevel::kWholePoints;
   } else {
     return false;
   }
@@ -99,16 +65,12 @@ bool pair_reduction() {
 /// under one warp per SM, each walking its 32 buckets one after another
 /// (the G2 reduction of a Filecoin proof's sparse MSM took 4.7 ms).
 constexpr size_t kMinSegmentThreads = 16384;
-/// The shortest segment.
-constexpr uint32_t kMinSegment = 4;
 
 /// Buckets per window segment for geometry g (a power of two dividing
-/// g.buckets): kDeviceSegment (or G16_MSM_SEGMENT, a power of two, for
-/// sweeps), shortened while too few segments result.
-inline uint32_t segment_length(Geometry g) {
-  static const uint32_t forced = tuning_knob("G16_MSM_SEGMENT", kMinSegment, 1024);
-  bool usable = forced != 0 && (forced & (forced - 1)) == 0;
-  uint32_t len = std::min(g.buckets, usable ? forced : kDeviceSegment);
+/// g.buckets): the settings' segment (kDeviceSegment by default),
+/// shortened while too few segments result.
+inline uint32_t segment_length(Geometry g, const MsmSettings& s) {
+  uint32_t len = std::min(g.buckets, s.segment);
   while (len > kMinSegment && size_t(g.sets()) * (g.buckets / len) < kMinSegmentThreads) {
     len /= 2;
   }
@@ -166,17 +128,18 @@ inline int key_bits(Geometry g) {
   return bits;
 }
 
-/// One chunk: adds its window sums into `acc` (host, g.sets() entries). Scalar i
-/// multiplies bases[indices[i]], or bases[i] where `indices` is null.
+/// One chunk: adds its window sums into `acc` (host, g.sets() entries), cut
+/// as `settings` say; returns the task levels it ran. Scalar i multiplies
+/// bases[indices[i]], or bases[i] where `indices` is null.
 template <class F>
-void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32_t* indices,
-               size_t nc, Geometry g, ChunkScratch<F>& s, cudaStream_t stream,
-               std::vector<ec::Xyzz<F>>& acc) {
+uint32_t run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32_t* indices,
+                   size_t nc, Geometry g, const MsmSettings& settings, ChunkScratch<F>& s,
+                   cudaStream_t stream, std::vector<ec::Xyzz<F>>& acc) {
   using Xyzz = ec::Xyzz<F>;
   uint32_t n32 = static_cast<uint32_t>(nc);
   uint32_t nb = g.total_buckets();
   size_t m = nc * g.windows;
-  PhaseTimer phases(stream);
+  PhaseTimer phases(stream, settings.phase_timing);
   // Default: the scalars may lie on the host or already on this device
   // (the H polynomial's result).
   G16_CUDA_CHECK(cudaMemcpyAsync(s.scalars, scalars, nc * sizeof(ff::Fr), cudaMemcpyDefault,
@@ -203,7 +166,7 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   // First level: thread t sums sorted entries [block t, block t + block)
   // into one partial sum per bucket piece (pippenger.cuh's sum_block); the
   // sentinel's entries sort last and are left out.
-  uint32_t block = first_level_block(m);
+  uint32_t block = first_level_block(m, settings);
   piece_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.offsets[0], s.counts[0], nb, block,
                                                           s.counts[1]);
   G16_CUDA_CHECK(cudaGetLastError());
@@ -223,8 +186,7 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   Xyzz* parts = s.parts[0];
   if (entries > 0) {
     uint32_t threads = (entries + block - 1) / block;
-    auto layout = G2FirstLevel::kWholePoints;  // G1 points are always whole
-    if constexpr (std::is_same<F, ff::Fp2>::value) layout = g2_first_level();
+    G2FirstLevel layout = first_level_layout<F>(settings);
     if (layout == G2FirstLevel::kWholePoints) {
       sum_blocks_kernel<F><<<grid_for(threads), kBlock, 0, stream>>>(
           bases, k.Current(), v.Current(), s.offsets[0], s.offsets[1], entries, block, parts);
@@ -243,12 +205,12 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   phases.mark("first");
 
   // Task levels, each summing a bucket's partial sums in tasks of up to 32,
-  // while some bucket holds more than inline_pieces(): the window segments
-  // add up to that many a bucket as they walk it.
-  bool pairs = pair_reduction<F>();
+  // while some bucket holds more than settings.inline_pieces: the window
+  // segments add up to that many a bucket as they walk it.
+  bool pairs = pair_reduction<F>(settings);
   int cur = 1;
   uint32_t levels = 0;
-  while (most > inline_pieces()) {
+  while (most > settings.inline_pieces) {
     int nxt = 1 - cur;
     task_count_kernel<<<grid_for(nb), kBlock, 0, stream>>>(s.counts[cur], nb, kDevicePerTask,
                                                            s.counts[nxt]);
@@ -272,7 +234,7 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
 
   // Window reduction: segments (reading each bucket's partial sums where
   // the levels left them), then each window's row of segments.
-  uint32_t seg_len = segment_length(g);
+  uint32_t seg_len = segment_length(g, settings);
   uint32_t segs = g.buckets / seg_len;
   Xyzz* rows = parts == s.parts[0] ? s.parts[1] : s.parts[0];
   BucketPieces<F> buckets{parts, s.counts[cur], s.offsets[cur]};
@@ -286,6 +248,7 @@ void run_chunk(const ec::Affine<F>* bases, const uint64_t* scalars, const uint32
   G16_CUDA_CHECK(cudaStreamSynchronize(stream));
   phases.print(sizeof(F) == sizeof(ff::Fp) ? "G1" : "G2", nc, g.c, g.copies, levels);
   for (uint32_t w = 0; w < g.sets(); w++) acc[w] = acc[w] + host[w];
+  return levels;
 }
 
 }  // namespace msm

@@ -1,6 +1,5 @@
 // The bridge's MSM entry points (include/groth16_gpu/msm.h): resident bases,
 // memory reservations, and dispatch to the per-curve GPU code.
-#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -9,6 +8,7 @@
 #include "groth16_gpu/msm.h"
 #include "pippenger.cuh"
 #include "scoped.cuh"
+#include "tuning.h"
 
 namespace groth16_gpu {
 
@@ -34,48 +34,10 @@ DeviceReservation::~DeviceReservation() {
   if (ptr_ && cudaSetDevice(ordinal_) == cudaSuccess) cudaFree(ptr_);
 }
 
-namespace {
-
-/// Points per MSM chunk allowed by a test (0: no cap). Process-wide on
-/// purpose: it only changes how a result is computed, never the result.
-std::atomic<size_t> chunk_cap_for_tests{0};
-/// Forced window bits (0: none); process-wide for the same reason.
-std::atomic<uint32_t> window_bits_for_tests{0};
-/// First-level threads kept when blocks grow (0: the default); the same.
-std::atomic<size_t> first_level_threads_for_tests{0};
-/// G2's first-level layout (0: the built-in choice); the same.
-std::atomic<uint32_t> g2_first_level_for_tests{0};
-
-}  // namespace
-
-void set_msm_chunk_cap_for_tests(size_t points) { chunk_cap_for_tests.store(points); }
-
-size_t msm_chunk_cap_for_tests() { return chunk_cap_for_tests.load(); }
-
-void set_msm_window_bits_for_tests(uint32_t bits) {
-  if (bits != 0 && (bits < 4 || bits > kMaxForcedWindowBits)) {
-    throw std::invalid_argument("forced MSM window bits " + std::to_string(bits) +
-                                " outside 4..=" + std::to_string(kMaxForcedWindowBits));
-  }
-  window_bits_for_tests.store(bits);
+void check_msm_tuning(const g16_msm_tuning* tuning) {
+  if (!tuning) throw std::invalid_argument("MSM tuning: null");
+  msm::settle(*tuning);
 }
-
-uint32_t msm_window_bits_for_tests() { return window_bits_for_tests.load(); }
-
-void set_msm_first_level_threads_for_tests(size_t threads) {
-  first_level_threads_for_tests.store(threads);
-}
-
-size_t msm_first_level_threads_for_tests() { return first_level_threads_for_tests.load(); }
-
-void set_msm_g2_first_level_for_tests(uint32_t mode) {
-  if (mode > static_cast<uint32_t>(G2FirstLevel::kPairs128)) {
-    throw std::invalid_argument("G2 first-level mode " + std::to_string(mode) + " outside 0..=3");
-  }
-  g2_first_level_for_tests.store(mode);
-}
-
-uint32_t msm_g2_first_level_for_tests() { return g2_first_level_for_tests.load(); }
 
 namespace {
 
@@ -203,30 +165,33 @@ namespace {
 
 uint32_t dispatch_msm(const GpuDevice& device, const MsmBases& bases, size_t first,
                       const uint64_t* scalars, const uint32_t* indices, size_t n, uint64_t* out,
-                      size_t out_words, float* device_ms) {
+                      size_t out_words, const g16_msm_tuning* tuning, g16_msm_report* report) {
+  if (!tuning || !report) throw std::invalid_argument("MSM tuning or report: null");
   return bases.is_g2() ? msm::device_msm_g2(device, bases, first, scalars, indices, n, out,
-                                            out_words, device_ms)
+                                            out_words, *tuning, *report)
                        : msm::device_msm_g1(device, bases, first, scalars, indices, n, out,
-                                            out_words, device_ms);
+                                            out_words, *tuning, *report);
 }
 
 }  // namespace
 
 uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases, size_t first,
                      const uint64_t* scalars, size_t n, uint64_t* out, size_t out_words,
-                     float* device_ms) {
-  return dispatch_msm(device, bases, first, scalars, nullptr, n, out, out_words, device_ms);
+                     const g16_msm_tuning* tuning, g16_msm_report* report) {
+  return dispatch_msm(device, bases, first, scalars, nullptr, n, out, out_words, tuning, report);
 }
 
 uint32_t msm_windows_indexed(const GpuDevice& device, const MsmBases& bases,
                              const uint64_t* scalars, const uint32_t* indices, size_t n,
-                             uint64_t* out, size_t out_words, float* device_ms) {
-  return dispatch_msm(device, bases, 0, scalars, indices, n, out, out_words, device_ms);
+                             uint64_t* out, size_t out_words, const g16_msm_tuning* tuning,
+                             g16_msm_report* report) {
+  return dispatch_msm(device, bases, 0, scalars, indices, n, out, out_words, tuning, report);
 }
 
 uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases, size_t first,
                               const DeviceScalars& scalars, size_t scalar_first, size_t n,
-                              uint64_t* out, size_t out_words, float* device_ms) {
+                              uint64_t* out, size_t out_words, const g16_msm_tuning* tuning,
+                              g16_msm_report* report) {
   require_on_device(device, scalars.ordinal(), "MSM scalars");
   if (scalar_first > scalars.len() || n > scalars.len() - scalar_first) {
     throw std::invalid_argument("MSM of " + std::to_string(n) + " scalars from " +
@@ -235,7 +200,7 @@ uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases, si
   }
   // A scalar is four 64-bit words, as the host side lays them out.
   const uint64_t* words = static_cast<const uint64_t*>(scalars.data()) + scalar_first * 4;
-  return msm_windows(device, bases, first, words, n, out, out_words, device_ms);
+  return msm_windows(device, bases, first, words, n, out, out_words, tuning, report);
 }
 
 void batch_add(const GpuDevice& device, const MsmBases& bases, size_t first,

@@ -9,8 +9,9 @@ namespace msm {
 
 uint32_t device_msm_g2(const GpuDevice& device, const MsmBases& bases, size_t first,
                        const uint64_t* scalars, const uint32_t* indices, size_t n, uint64_t* out,
-                       size_t out_words, float* device_ms) {
-  return device_msm<ff::Fp2>(device, bases, first, scalars, indices, n, out, out_words, device_ms);
+                       size_t out_words, const g16_msm_tuning& tuning, g16_msm_report& report) {
+  return device_msm<ff::Fp2>(device, bases, first, scalars, indices, n, out, out_words, tuning,
+                          report);
 }
 
 void device_batch_add_g2(const GpuDevice& device, const MsmBases& bases, size_t first,

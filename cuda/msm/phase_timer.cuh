@@ -1,30 +1,24 @@
-// Where one MSM chunk's device time goes, for tuning: with G16_MSM_PHASES
-// set in the environment, run_chunk records an event after each phase and
-// prints one line per chunk to stderr. Unset (the default), it records
-// nothing. The events sit on the chunk's own stream, so a phase's time is
-// its kernels' time plus any wait for other lanes' work on the device.
+// Where one MSM chunk's device time goes, for tuning: where the call's
+// settings ask for it (g16_msm_tuning::phase_timing), run_chunk records an
+// event after each phase and prints one line per chunk to stderr. Off (the
+// default), it records nothing. The events sit on the chunk's own stream,
+// so a phase's time is its kernels' time plus any wait for other lanes'
+// work on the device.
 #pragma once
 
 #include <cstdio>
-#include <cstdlib>
 
 #include "scoped.cuh"
 
 namespace groth16_gpu {
 namespace msm {
 
-/// Whether G16_MSM_PHASES is set (read once per process).
-inline bool msm_phases_wanted() {
-  static const bool wanted = std::getenv("G16_MSM_PHASES") != nullptr;
-  return wanted;
-}
-
 /// Events between the phases of one chunk, named as they are marked.
 class PhaseTimer {
  public:
   static constexpr int kMaxPhases = 16;
-  /// Creates no event unless G16_MSM_PHASES is set.
-  explicit PhaseTimer(cudaStream_t stream) : stream_(stream), on_(msm_phases_wanted()) {
+  /// Creates no event unless `on`.
+  PhaseTimer(cudaStream_t stream, bool on) : stream_(stream), on_(on) {
     if (!on_) return;
     for (auto& event : events_) G16_CUDA_CHECK(cudaEventCreate(&event));
     G16_CUDA_CHECK(cudaEventRecord(events_[0], stream_));

@@ -67,4 +67,59 @@ typedef enum g16_status {
   G16_ERR_OUT_OF_MEMORY = 3
 } g16_status;
 
+/**
+ * How one GPU MSM call runs, passed with the call (src/backend/cuda's
+ * MsmTuning): every field 0 takes the built-in choice, so a zeroed struct
+ * is the default (flags are 0 or 1). Out-of-range values are refused (invalid_argument)
+ * before any work. No setting changes a result, only its speed.
+ */
+typedef struct g16_msm_tuning {
+  /** Window bits, 4..=20, shifted copies left aside (0: chosen by the size). */
+  uint32_t window_bits;
+  /** Sorted entries per first-level thread, 32..=4096 (0: grown from 32). */
+  uint32_t first_block;
+  /** Partial sums a bucket may hold when the window segments walk it, 1..=1024 (0: 8). */
+  uint32_t inline_pieces;
+  /** Buckets per window segment, a power of two in 4..=1024 (0: 32). */
+  uint32_t segment;
+  /** G2's first level: 1 whole points, 2 pairs of threads, 3 pairs at 128 registers (0: 3). */
+  uint32_t g2_first_level;
+  /** 1: G2's task levels and window reduction stay whole behind a pair first level. */
+  uint32_t g2_whole_reduction;
+  /** 1: each chunk prints where its device time goes (stderr). */
+  uint32_t phase_timing;
+  /** Most points one chunk takes (0: as memory and the 2^30-entry bound allow). */
+  uint64_t chunk_cap;
+  /** First-level threads kept as the blocks grow (0: 2^20). */
+  uint64_t first_level_threads;
+} g16_msm_tuning;
+
+/** What one GPU MSM call ran with, the defaults filled in, and its device time. */
+typedef struct g16_msm_report {
+  /** Device time by CUDA events, scalar upload to window sums, in milliseconds. */
+  float device_ms;
+  /** Window bits c. */
+  uint32_t window_bits;
+  /** Copies of the bases the call went through (1: the points alone). */
+  uint32_t copies;
+  /** Chunks the points ran in. */
+  uint32_t chunks;
+  /** Sorted entries per first-level thread in the first chunk. */
+  uint32_t first_block;
+  /** Partial sums a bucket may hold when the window segments walk it. */
+  uint32_t inline_pieces;
+  /** Buckets per window segment. */
+  uint32_t segment;
+  /** Most task levels a chunk ran. */
+  uint32_t task_levels;
+  /** G2's first-level layout (1, 2 or 3; 0 for G1). */
+  uint32_t g2_first_level;
+  /** 1 where the task levels and window reduction ran over thread pairs. */
+  uint32_t pair_reduction;
+  /** 1 where the chunks printed their phases. */
+  uint32_t phase_timing;
+  /** Points in a chunk (the last may hold fewer). */
+  uint64_t chunk_points;
+} g16_msm_report;
+
 #endif /* GROTH16_GPU_FFI_TYPES_H */

@@ -20,6 +20,7 @@
 
 #include "groth16_gpu/device.h"
 #include "groth16_gpu/device_scalars.h"
+#include "groth16_gpu/ffi_types.h"
 
 namespace groth16_gpu {
 
@@ -122,66 +123,55 @@ size_t msm_copies_from();
 /// The widest window shifted copies may be made for.
 constexpr uint32_t kMaxCopyBits = 24;
 
+/// Throws invalid_argument where `*tuning` holds a value out of its range
+/// (ffi_types.h lists them), or is null; every MSM entry below checks it
+/// so first. The MSM entries take their tuning and report by pointer
+/// (never null) as the bridge passes them.
+void check_msm_tuning(const g16_msm_tuning* tuning);
+
 /// Σ scalars[i] bases[first + i] for i < n (first + n <= bases.len(), else
 /// invalid_argument), per window: writes the window sums (Jacobian) to
 /// `out` (out_words >= kMaxMsmWindows * 18 or 36) and returns the bits s
 /// between them (the caller adds Σ_w 2^(s w) sum_w): the window bits c, or
-/// c times the copies where the MSM went through shifted copies.
-/// `device_ms` gets the time of the device work (scalar upload to window
-/// sums) by CUDA events. A range of the bases lets one MSM be split
+/// c times the copies where the MSM went through shifted copies. It runs
+/// as `*tuning` says (all zero: the built-in choices); `*report` gets the
+/// settings it ran with and the time of the device work (scalar upload to
+/// window sums) by CUDA events. A range of the bases lets one MSM be split
 /// over devices that each hold all of them.
 uint32_t msm_windows(const GpuDevice& device, const MsmBases& bases, size_t first,
                      const uint64_t* scalars, size_t n, uint64_t* out,
-                     size_t out_words, float* device_ms);
+                     size_t out_words, const g16_msm_tuning* tuning, g16_msm_report* report);
 
 /// msm_windows of a sparse subset: Σ scalars[i] bases[indices[i]] for
 /// i < n (host arrays; every index < bases.len(), else invalid_argument).
 uint32_t msm_windows_indexed(const GpuDevice& device, const MsmBases& bases,
                              const uint64_t* scalars, const uint32_t* indices, size_t n,
-                             uint64_t* out, size_t out_words, float* device_ms);
+                             uint64_t* out, size_t out_words, const g16_msm_tuning* tuning,
+                             g16_msm_report* report);
 
 /// msm_windows over the `n` scalars already on the device from
 /// `scalar_first`, times the bases from `first` (a streamed chunk of bases
 /// reads its share of a resident H polynomial from where it starts).
 uint32_t msm_windows_resident(const GpuDevice& device, const MsmBases& bases, size_t first,
                               const DeviceScalars& scalars, size_t scalar_first, size_t n,
-                              uint64_t* out, size_t out_words, float* device_ms);
+                              uint64_t* out, size_t out_words, const g16_msm_tuning* tuning,
+                              g16_msm_report* report);
 
 /// Σ of the bases[first + i] whose bit i is set (bit i of bitmap word
 /// i / 64), for i < n (first + n <= bases.len()); writes one Jacobian point
-/// to `out` (18 or 36 words).
+/// to `out` (18 or 36 words). It takes no tuning.
 void batch_add(const GpuDevice& device, const MsmBases& bases, size_t first,
                const uint64_t* bitmap, size_t n, uint64_t* out,
                size_t out_words, float* device_ms);
 
-/// Caps the points of one MSM chunk for every later call in the process
-/// (0: no cap), so tests run the multi-chunk path at small sizes. Results
-/// do not change, only how many chunks make them.
-void set_msm_chunk_cap_for_tests(size_t points);
-/// The cap set_msm_chunk_cap_for_tests left (0: none).
-size_t msm_chunk_cap_for_tests();
-
-/// Forces the window bits of every later device MSM in the process (0: the
-/// size decides), so a benchmark can time one size at several windows.
-/// Results do not change, only their speed. Throws invalid_argument
-/// outside 4..=kMaxForcedWindowBits.
-void set_msm_window_bits_for_tests(uint32_t bits);
-/// The window bits set_msm_window_bits_for_tests forced (0: none).
-uint32_t msm_window_bits_for_tests();
-/// The widest window that may be forced.
+/// The widest window an MSM's tuning may force (g16_msm_tuning::window_bits).
 constexpr uint32_t kMaxForcedWindowBits = 20;
 
-/// Sets the first-level threads below which an MSM chunk's blocks of sorted
-/// entries stop growing, for every later call in the process (0: the
-/// default), so tests run long blocks at small sizes. Results do not change.
-void set_msm_first_level_threads_for_tests(size_t threads);
-/// The threshold set_msm_first_level_threads_for_tests left (0: default).
-size_t msm_first_level_threads_for_tests();
-
-/// How G2's first bucket level holds its points. The values are those of
-/// G16_MSM_G2_FIRST_LEVEL and set_msm_g2_first_level_for_tests. With either
-/// pair layout the task levels and the window reduction run over pairs too
-/// (at ptxas's register choice); with whole points, whole.
+/// How G2's first bucket level holds its points: the values of
+/// g16_msm_tuning::g2_first_level. With either pair layout the task levels
+/// and the window reduction run over pairs too (at ptxas's register
+/// choice) unless the tuning keeps them whole; with whole points, whole.
+/// Results do not change with the layout.
 enum class G2FirstLevel : uint32_t {
   /// Each point whole in one thread (255 registers, two warps a scheduler).
   kWholePoints = 1,
@@ -190,14 +180,6 @@ enum class G2FirstLevel : uint32_t {
   /// The same held to 128 registers (four blocks an SM): the default.
   kPairs128 = 3,
 };
-
-/// Runs the G2 first level of every later MSM in the process in layout
-/// `mode` (a G2FirstLevel; 0: the built-in choice), unless
-/// G16_MSM_G2_FIRST_LEVEL is set, so tests cover each. Results do not
-/// change. Throws invalid_argument above 3.
-void set_msm_g2_first_level_for_tests(uint32_t mode);
-/// The mode set_msm_g2_first_level_for_tests left (0: none).
-uint32_t msm_g2_first_level_for_tests();
 
 /// Holds `bytes` of device memory until the handle drops.
 std::unique_ptr<DeviceReservation> reserve_device_memory(const GpuDevice& device,

@@ -5,10 +5,6 @@
 
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
-use groth16_gpu::backend::cuda::{
-    set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests,
-    set_msm_g2_first_level_for_tests, G2FirstLevel,
-};
 use groth16_gpu::device::DeviceGuard;
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{RngCore, SeedableRng};
@@ -140,37 +136,6 @@ pub fn fp_words(x: &Fp) -> Vec<u64> {
 
 pub fn fp2_words(x: &Fp2) -> Vec<u64> {
     [fp_words(&x.c0()), fp_words(&x.c1())].concat()
-}
-
-/// Sets a process-wide MSM test knob; puts it back when dropped, even when
-/// a check fails. A knob changes only how a result is computed, never the
-/// result, so other tests of the binary may run while it is set.
-pub struct Knob(fn());
-
-impl Knob {
-    /// Caps the points of one MSM chunk.
-    pub fn chunk_cap(points: usize) -> Self {
-        set_msm_chunk_cap_for_tests(Some(points));
-        Knob(|| set_msm_chunk_cap_for_tests(None))
-    }
-
-    /// Lowers the first-level threads kept as the blocks grow.
-    pub fn first_level_threads(threads: usize) -> Self {
-        set_msm_first_level_threads_for_tests(Some(threads));
-        Knob(|| set_msm_first_level_threads_for_tests(None))
-    }
-
-    /// Runs G2's first level in `layout`.
-    pub fn g2_first_level(layout: G2FirstLevel) -> Self {
-        set_msm_g2_first_level_for_tests(Some(layout));
-        Knob(|| set_msm_g2_first_level_for_tests(None))
-    }
-}
-
-impl Drop for Knob {
-    fn drop(&mut self) {
-        (self.0)();
-    }
 }
 
 /// Sets the bits past the first `n` in the last word: they select nothing.

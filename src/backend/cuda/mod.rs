@@ -5,6 +5,11 @@
 //! runs on the guard's device only. Inputs are blstrs values as they lie in
 //! memory (Montgomery form, blst layouts); nothing is converted on the host.
 //!
+//! Every MSM runs as an [`MsmTuning`] says: the bases' own
+//! ([`ResidentBases::with_tuning`]), or one named for the call
+//! ([`msm_g1_tuned`], [`ResidentBases::msm_range_tuned`]); the default is
+//! the library's choice. Nothing here reads the environment.
+//!
 //! Scalar rule: a `Scalar` is read as its Montgomery limbs `x` and stands for
 //! `x · 2^-256 mod r`, which is its value for every valid `Scalar`; the device
 //! reduces fully, so no input can make it misbehave.
@@ -39,8 +44,9 @@ mod one_shot;
 mod pinned_vec;
 mod point_staging;
 pub mod reference;
+mod reservation;
 mod resident;
-mod test_knobs;
+mod tuning;
 
 pub use curve::GpuCurve;
 pub use device_scalars::{is_pinned, DeviceScalars, PinnedStaging, ScalarUploader};
@@ -51,12 +57,11 @@ pub use fixed_base::{fixed_base_mul, fixed_base_windows};
 pub use h_inputs::{h_polynomial, HInputs};
 pub use msm::MsmTiming;
 pub use ntt::{ntt, NttKind};
-pub use one_shot::{batch_add_g1, batch_add_g2, msm_g1, msm_g2, pack_bits};
+pub use one_shot::{
+    batch_add_g1, batch_add_g2, msm_g1, msm_g1_tuned, msm_g2, msm_g2_tuned, pack_bits,
+};
 pub use pinned_vec::PinnedVec;
 pub use point_staging::PointStaging;
+pub use reservation::{reserve_device_memory, DeviceReservation};
 pub use resident::{copies_from, ResidentBases};
-pub use test_knobs::{
-    reserve_device_memory, set_msm_chunk_cap_for_tests, set_msm_first_level_threads_for_tests,
-    set_msm_g2_first_level_for_tests, set_msm_window_bits_for_tests, DeviceReservation,
-    G2FirstLevel,
-};
+pub use tuning::{G2FirstLevel, MsmRun, MsmTuning};

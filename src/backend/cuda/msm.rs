@@ -1,4 +1,5 @@
-//! MSM and batch addition over [`ResidentBases`].
+//! MSM and batch addition over [`ResidentBases`], each MSM run as the
+//! bases' tuning (or the call's own) says.
 
 use std::time::Instant;
 
@@ -8,11 +9,13 @@ use group::Group;
 use super::curve::{as_words, combine_windows, GpuCurve, MAX_WINDOWS};
 use super::device_scalars::{is_pinned, DeviceScalars, ScalarUploader};
 use super::resident::{check_span, mismatch, ResidentBases};
+use super::tuning::{MsmRun, MsmTuning};
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
+use crate::ffi_types::{g16_msm_report, g16_msm_tuning};
 
 /// How long the device spent on one call, and how it was cut.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct MsmTiming {
     /// Device time by CUDA events, from the scalar (or bitmap) upload to the
     /// last result on the device, in milliseconds; for scalars staged
@@ -23,6 +26,9 @@ pub struct MsmTiming {
     /// those times the copies where it went through shifted copies (0 for
     /// batch addition).
     pub window_bits: u32,
+    /// The settings the MSM ran with, its tuning's defaults filled in, and
+    /// how it cut the work (all zero for batch addition).
+    pub run: MsmRun,
 }
 
 /// Host scalars from this many on reach the device through pinned slots
@@ -48,7 +54,7 @@ where
         guard: &DeviceGuard<'_>,
         scalars: &[Scalar],
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
-        self.msm_range_timed(guard, 0, scalars)
+        self.msm_range_tuned(guard, 0, scalars, self.tuning())
     }
 
     /// Σ `scalars[i]` · `bases[first + i]`: the MSM over the bases
@@ -60,7 +66,7 @@ where
         first: usize,
         scalars: &[Scalar],
     ) -> Result<G::Curve, GpuError> {
-        self.msm_range_timed(guard, first, scalars)
+        self.msm_range_tuned(guard, first, scalars, self.tuning())
             .map(|(sum, _)| sum)
     }
 
@@ -78,23 +84,27 @@ where
         scalars: &[Scalar],
     ) -> Result<G::Curve, GpuError> {
         self.check_range("MSM scalars over resident bases", first, scalars.len())?;
-        self.msm_copied_by_driver(guard, first, scalars)
+        self.msm_copied_by_driver(guard, first, scalars, self.tuning())
             .map(|(sum, _)| sum)
     }
 
-    fn msm_range_timed(
+    /// [`msm_range`](Self::msm_range) run as `tuning` says instead of the
+    /// bases' own tuning, with the device time and what the call ran with:
+    /// callers sharing one base set may each run their own settings.
+    pub fn msm_range_tuned(
         &self,
         guard: &DeviceGuard<'_>,
         first: usize,
         scalars: &[Scalar],
+        tuning: &MsmTuning,
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
         self.check_range("MSM scalars over resident bases", first, scalars.len())?;
         if scalars.len() >= STAGED_FROM && !is_pinned(scalars) {
-            if let Some(staged) = self.msm_staged(guard, first, scalars) {
+            if let Some(staged) = self.msm_staged(guard, first, scalars, tuning) {
                 return staged;
             }
         }
-        self.msm_copied_by_driver(guard, first, scalars)
+        self.msm_copied_by_driver(guard, first, scalars, tuning)
     }
 
     /// The MSM over bases `first..` with the driver copying the scalars.
@@ -103,21 +113,27 @@ where
         guard: &DeviceGuard<'_>,
         first: usize,
         scalars: &[Scalar],
+        tuning: &MsmTuning,
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
         // SAFETY: scalars.len() scalars of 4 words each are read; the C++
         // side checks the bases' device, group and range.
-        self.run_windows(scalars.len(), |out, out_words, device_ms| unsafe {
-            ffi::msm_windows(
-                guard.ffi_device(),
-                self.bases(),
-                first,
-                as_words(scalars),
-                scalars.len(),
-                out,
-                out_words,
-                device_ms,
-            )
-        })
+        self.run_windows(
+            scalars.len(),
+            tuning,
+            |out, out_words, tuning, report| unsafe {
+                ffi::msm_windows(
+                    guard.ffi_device(),
+                    self.bases(),
+                    first,
+                    as_words(scalars),
+                    scalars.len(),
+                    out,
+                    out_words,
+                    tuning,
+                    report,
+                )
+            },
+        )
     }
 
     /// The MSM with `scalars` uploaded through the pinned slots first; None
@@ -129,6 +145,7 @@ where
         guard: &DeviceGuard<'_>,
         first: usize,
         scalars: &[Scalar],
+        tuning: &MsmTuning,
     ) -> Option<Result<(G::Curve, MsmTiming), GpuError>> {
         if guard.device().ordinal() != self.ordinal() {
             return None; // the driver's path reports the wrong device
@@ -157,7 +174,7 @@ where
         };
         let upload_ms = started.elapsed().as_secs_f32() * 1e3;
         Some(
-            self.msm_device_range(guard, first, &on_device, 0, scalars.len())
+            self.msm_device_range(guard, first, &on_device, 0, scalars.len(), tuning)
                 .map(|(sum, timing)| {
                     let device_ms = timing.device_ms + upload_ms;
                     (
@@ -189,39 +206,55 @@ where
         }
         // SAFETY: scalars.len() scalars of 4 words and as many indices are
         // read; the C++ side checks every index against the bases.
-        self.run_windows(scalars.len(), |out, out_words, device_ms| unsafe {
-            ffi::msm_windows_indexed(
-                guard.ffi_device(),
-                self.bases(),
-                as_words(scalars),
-                indices.as_ptr(),
-                scalars.len(),
-                out,
-                out_words,
-                device_ms,
-            )
-        })
+        self.run_windows(
+            scalars.len(),
+            self.tuning(),
+            |out, out_words, tuning, report| unsafe {
+                ffi::msm_windows_indexed(
+                    guard.ffi_device(),
+                    self.bases(),
+                    as_words(scalars),
+                    indices.as_ptr(),
+                    scalars.len(),
+                    out,
+                    out_words,
+                    tuning,
+                    report,
+                )
+            },
+        )
         .map(|(sum, _)| sum)
     }
 
-    /// Runs one window-sum call over `n` scalars (none: the identity) and
-    /// combines its windows.
+    /// Runs one window-sum call over `n` scalars (none: the identity, once
+    /// the tuning is checked) as `tuning` says, and combines its windows.
     fn run_windows(
         &self,
         n: usize,
-        call: impl FnOnce(*mut u64, usize, *mut f32) -> Result<u32, cxx::Exception>,
+        tuning: &MsmTuning,
+        call: impl FnOnce(
+            *mut u64,
+            usize,
+            *const g16_msm_tuning,
+            *mut g16_msm_report,
+        ) -> Result<u32, cxx::Exception>,
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
-        let mut timing = MsmTiming {
-            device_ms: 0.0,
-            window_bits: 0,
-        };
+        let tuning = tuning.to_ffi()?;
         if n == 0 {
-            return Ok((G::Curve::identity(), timing));
+            // SAFETY: a pointer to a live g16_msm_tuning, read only.
+            unsafe { ffi::check_msm_tuning(&tuning) }?;
+            return Ok((G::Curve::identity(), MsmTiming::default()));
         }
         // `out` has out.len() words; the C++ side writes at most that many.
         let mut out = vec![0u64; MAX_WINDOWS * G::JACOBIAN_WORDS];
-        timing.window_bits = call(out.as_mut_ptr(), out.len(), &mut timing.device_ms)?;
-        Ok((combine_windows::<G>(&out, timing.window_bits), timing))
+        let mut report = g16_msm_report::default();
+        let window_bits = call(out.as_mut_ptr(), out.len(), &tuning, &mut report)?;
+        let timing = MsmTiming {
+            device_ms: report.device_ms,
+            window_bits,
+            run: MsmRun::from(&report),
+        };
+        Ok((combine_windows::<G>(&out, window_bits), timing))
     }
 
     /// Σ `scalars[i]` · `bases[i]` over the first `n` scalars of a buffer that
@@ -232,7 +265,7 @@ where
         scalars: &DeviceScalars,
         n: usize,
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
-        self.msm_device_range(guard, 0, scalars, 0, n)
+        self.msm_device_range(guard, 0, scalars, 0, n, self.tuning())
     }
 
     /// Σ `scalars[scalar_first + i]` · `bases[i]` over `n` scalars of a
@@ -245,7 +278,7 @@ where
         scalar_first: usize,
         n: usize,
     ) -> Result<G::Curve, GpuError> {
-        self.msm_device_range(guard, 0, scalars, scalar_first, n)
+        self.msm_device_range(guard, 0, scalars, scalar_first, n, self.tuning())
             .map(|(sum, _)| sum)
     }
 
@@ -258,6 +291,7 @@ where
         scalars: &DeviceScalars,
         scalar_first: usize,
         n: usize,
+        tuning: &MsmTuning,
     ) -> Result<(G::Curve, MsmTiming), GpuError> {
         check_span(
             "MSM over resident scalars",
@@ -269,7 +303,7 @@ where
         self.check_range("MSM over resident scalars and bases", first, n)?;
         // SAFETY: the C++ side checks the scalars' and bases' devices, the
         // group and the ranges of both.
-        self.run_windows(n, |out, out_words, device_ms| unsafe {
+        self.run_windows(n, tuning, |out, out_words, tuning, report| unsafe {
             ffi::msm_windows_resident(
                 guard.ffi_device(),
                 self.bases(),
@@ -279,7 +313,8 @@ where
                 n,
                 out,
                 out_words,
-                device_ms,
+                tuning,
+                report,
             )
         })
     }
@@ -349,7 +384,7 @@ where
         }?;
         let timing = MsmTiming {
             device_ms,
-            window_bits: 0,
+            ..MsmTiming::default()
         };
         Ok((G::from_jacobian_words(&out), timing))
     }

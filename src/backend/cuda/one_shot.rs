@@ -5,7 +5,9 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
 
 use super::curve::GpuCurve;
+use super::msm::MsmTiming;
 use super::resident::{mismatch, ResidentBases};
+use super::tuning::MsmTuning;
 use crate::device::{DeviceGuard, GpuError};
 
 /// Packs booleans into bitmap words: bit i of word i / 64 is `bits[i]`.
@@ -24,7 +26,8 @@ fn msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     bases: &[G],
     scalars: &[Scalar],
-) -> Result<G::Curve, GpuError>
+    tuning: &MsmTuning,
+) -> Result<(G::Curve, MsmTiming), GpuError>
 where
     G::Curve: Send + Sync,
 {
@@ -32,9 +35,10 @@ where
         return Err(mismatch("MSM scalars", scalars.len(), bases.len()));
     }
     if bases.is_empty() {
-        return Ok(G::Curve::identity());
+        tuning.check()?;
+        return Ok((G::Curve::identity(), MsmTiming::default()));
     }
-    ResidentBases::upload(guard, bases)?.msm(guard, scalars)
+    ResidentBases::upload(guard, bases)?.msm_range_tuned(guard, 0, scalars, tuning)
 }
 
 /// Σ `scalars[i]` · `bases[i]` in G1 on the guard's device (bases uploaded for
@@ -44,7 +48,18 @@ pub fn msm_g1(
     bases: &[G1Affine],
     scalars: &[Scalar],
 ) -> Result<G1Projective, GpuError> {
-    msm(guard, bases, scalars)
+    msm_g1_tuned(guard, bases, scalars, &MsmTuning::default()).map(|(sum, _)| sum)
+}
+
+/// [`msm_g1`] run as `tuning` says, with the device time and what the call
+/// ran with.
+pub fn msm_g1_tuned(
+    guard: &DeviceGuard<'_>,
+    bases: &[G1Affine],
+    scalars: &[Scalar],
+    tuning: &MsmTuning,
+) -> Result<(G1Projective, MsmTiming), GpuError> {
+    msm(guard, bases, scalars, tuning)
 }
 
 /// Σ `scalars[i]` · `bases[i]` in G2 on the guard's device.
@@ -53,7 +68,18 @@ pub fn msm_g2(
     bases: &[G2Affine],
     scalars: &[Scalar],
 ) -> Result<G2Projective, GpuError> {
-    msm(guard, bases, scalars)
+    msm_g2_tuned(guard, bases, scalars, &MsmTuning::default()).map(|(sum, _)| sum)
+}
+
+/// [`msm_g2`] run as `tuning` says, with the device time and what the call
+/// ran with.
+pub fn msm_g2_tuned(
+    guard: &DeviceGuard<'_>,
+    bases: &[G2Affine],
+    scalars: &[Scalar],
+    tuning: &MsmTuning,
+) -> Result<(G2Projective, MsmTiming), GpuError> {
+    msm(guard, bases, scalars, tuning)
 }
 
 /// Σ of the G1 bases whose bit is set (bit i of word i / 64 selects

@@ -1,6 +1,6 @@
 //! Affine bases resident on one device across calls ([`ResidentBases`]):
-//! their upload, refill, shifted copies and sizes. The MSMs and batch
-//! additions over them are in msm.rs.
+//! their upload, refill, shifted copies and sizes, and the MSM tuning their
+//! calls run with. The MSMs and batch additions over them are in msm.rs.
 
 use std::marker::PhantomData;
 
@@ -8,15 +8,22 @@ use parking_lot::Mutex;
 
 use super::curve::{as_words, GpuCurve};
 use super::device_scalars::ScalarUploader;
+use super::tuning::MsmTuning;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
 
 /// Affine bases held in one device's memory across calls; freed on drop.
+/// Their MSMs run with the bases' [`tuning`](Self::tuning), the library's
+/// choices unless [`with_tuning`](Self::with_tuning) or
+/// [`set_tuning`](Self::set_tuning) named others;
+/// [`msm_range_tuned`](Self::msm_range_tuned) takes one for a single call.
 pub struct ResidentBases<G: GpuCurve>
 where
     G::Curve: Send + Sync,
 {
     handle: cxx::UniquePtr<ffi::MsmBases>,
+    /// How this set's MSMs run unless a call names its own tuning.
+    tuning: MsmTuning,
     /// Pinned slots for host scalars, made at the first large MSM.
     pub(super) uploader: Mutex<Option<ScalarUploader>>,
     _curve: PhantomData<G>,
@@ -66,6 +73,7 @@ where
         debug_assert_eq!(handle.as_ref().map(|h| h.is_g2()), Some(G::IS_G2));
         Ok(Self {
             handle,
+            tuning: MsmTuning::default(),
             uploader: Mutex::new(None),
             _curve: PhantomData,
         })
@@ -188,6 +196,22 @@ where
     /// The CUDA ordinal of the device that holds the points.
     pub fn ordinal(&self) -> usize {
         self.bases().bases_ordinal()
+    }
+
+    /// These bases with their MSMs run as `tuning` says.
+    pub fn with_tuning(mut self, tuning: MsmTuning) -> Self {
+        self.tuning = tuning;
+        self
+    }
+
+    /// Runs the later MSMs over these bases as `tuning` says.
+    pub fn set_tuning(&mut self, tuning: MsmTuning) {
+        self.tuning = tuning;
+    }
+
+    /// How the MSMs over these bases run (the default unless set).
+    pub fn tuning(&self) -> &MsmTuning {
+        &self.tuning
     }
 
     /// An error unless the bases `first..first + n` are resident.
