@@ -24,13 +24,22 @@
 //! per window) or a width and a count of copies (fewer copies, more bucket
 //! sets: what a key short of memory gets).
 //!
+//! The MSM tuning flags (`--msm-g2-first-level 1`, `--msm-inline-pieces 32`,
+//! `--msm-phases`, ...; examples/common/tuning_flags.rs lists them) run
+//! every MSM here with that `MsmTuning`, for sweeps; `--window-sweep`
+//! forces each column's window bits over it.
+//!
 //! The floor column is the arithmetic floor: the Fp products the method must
 //! do (G1: 10 per mixed addition, 14 per full one; G2: Fp2 products of 3 Fp
 //! and squares of 2) at the rate the device's product allows on its
 //! multiply pipe (docs/NOTES-msm.md has the derivation).
 
+#[path = "common/flags.rs"]
+mod flags;
 #[path = "common/gpu_bench.rs"]
 mod gpu_bench;
+#[path = "common/tuning_flags.rs"]
+mod tuning_flags;
 
 use std::time::Instant;
 
@@ -120,8 +129,10 @@ struct Row {
     cpu_ms: Option<f64>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn bench_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
+    tuning: &MsmTuning,
     name: &str,
     logs: std::ops::RangeInclusive<u32>,
     cost: AdditionCost,
@@ -134,7 +145,7 @@ where
 {
     let started = Instant::now();
     let bases = random_bases::<G>(1 << *logs.end(), 7);
-    let resident = ResidentBases::upload(guard, &bases)?;
+    let resident = ResidentBases::upload(guard, &bases)?.with_tuning(*tuning);
     let sets: Vec<Vec<Scalar>> = (0..2)
         .map(|s| random_scalars(1 << *logs.end(), 100 + s))
         .collect();
@@ -209,9 +220,14 @@ const SWEEP_SIZES: [usize; 6] = [1 << 17, 1 << 18, 1 << 19, (1 << 20) - 2, 1 << 
 const SWEEP_BITS: std::ops::RangeInclusive<u32> = 12..=18;
 
 /// Device ms (median of 5, scalars on the device) of MSMs of each sweep size
-/// at each window width, every result checked against the size's own
-/// choice; prints one table row per size.
-fn window_sweep<G: GpuCurve>(guard: &DeviceGuard<'_>, name: &str) -> Result<(), GpuError>
+/// at each window width (`tuning` with its window bits forced), every
+/// result checked against the size's own choice; prints one table row per
+/// size.
+fn window_sweep<G: GpuCurve>(
+    guard: &DeviceGuard<'_>,
+    tuning: &MsmTuning,
+    name: &str,
+) -> Result<(), GpuError>
 where
     G::Curve: Curve<AffineRepr = G> + Send + Sync,
 {
@@ -220,13 +236,13 @@ where
     let scalars = random_scalars(largest, 12);
     let on_device = DeviceScalars::upload(guard, &scalars, largest)?;
     for n in SWEEP_SIZES {
-        bases.set_tuning(MsmTuning::default());
+        bases.set_tuning(*tuning);
         let (want, chosen) = bases.msm_device_scalars(guard, &on_device, n)?;
         let mut cells = Vec::new();
         for bits in SWEEP_BITS {
             bases.set_tuning(MsmTuning {
                 window_bits: Some(bits),
-                ..MsmTuning::default()
+                ..*tuning
             });
             let mut times = Vec::new();
             for _ in 0..6 {
@@ -300,6 +316,7 @@ fn copy_sweep_columns() -> Result<Vec<CopyColumn>, String> {
 /// plain one; prints a row per size and one of the copies' making time.
 fn copies_sweep<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
+    tuning: &MsmTuning,
     name: &str,
     max_log: u32,
     columns: &[CopyColumn],
@@ -327,7 +344,7 @@ where
         let (sum, bits) = last.expect("six runs");
         Ok((sum, median(times), bits))
     };
-    let plain = ResidentBases::upload(guard, &points)?;
+    let plain = ResidentBases::upload(guard, &points)?.with_tuning(*tuning);
     let mut rows = Vec::new();
     let mut wants = Vec::new();
     for &n in &sizes {
@@ -338,7 +355,7 @@ where
     drop(plain);
     let mut making = Vec::new();
     for &column in columns {
-        let mut copied = ResidentBases::upload(guard, &points)?;
+        let mut copied = ResidentBases::upload(guard, &points)?.with_tuning(*tuning);
         let started = Instant::now();
         copied.precompute_some(guard, Some(column.bits), column.copies)?;
         making.push(format!("{:.2} s", started.elapsed().as_secs_f64()));
@@ -356,9 +373,18 @@ where
 }
 
 fn main() -> Result<(), GpuError> {
-    let sweep = std::env::args().any(|a| a == "--window-sweep");
-    let copies = std::env::args().any(|a| a == "--copies-sweep");
-    let args = gpu_bench::numeric_args();
+    let (tuning, rest) = match tuning_flags::split_tuning_flags(std::env::args().skip(1).collect())
+    {
+        Ok(split) => split,
+        Err(message) => {
+            eprintln!("{message}\nMSM tuning: {}", tuning_flags::USAGE);
+            std::process::exit(2);
+        }
+    };
+    let tuning = &tuning.msm;
+    let sweep = rest.iter().any(|a| a == "--window-sweep");
+    let copies = rest.iter().any(|a| a == "--copies-sweep");
+    let args: Vec<u32> = rest.iter().filter_map(|a| a.parse().ok()).collect();
     let max_g1 = args.first().copied().unwrap_or(24);
     let max_g2 = args.get(1).copied().unwrap_or(22);
     let min_log = args.get(2).copied().unwrap_or(16);
@@ -377,22 +403,23 @@ fn main() -> Result<(), GpuError> {
         let header: Vec<String> = columns.iter().map(|c| format!("{c} ms")).collect();
         println!("| MSM, points | no copies ms | {} |", header.join(" | "));
         println!("|---|---|{}", "---|".repeat(header.len()));
-        copies_sweep::<G1Affine>(&guard, "G1", max_g1, &columns)?;
-        copies_sweep::<G2Affine>(&guard, "G2", max_g2, &columns)?;
+        copies_sweep::<G1Affine>(&guard, tuning, "G1", max_g1, &columns)?;
+        copies_sweep::<G2Affine>(&guard, tuning, "G2", max_g2, &columns)?;
         return Ok(());
     }
     if sweep {
         let header: Vec<String> = SWEEP_BITS.map(|c| format!("c={c} ms")).collect();
         println!("| MSM, points | {} |", header.join(" | "));
         println!("|---|{}", "---|".repeat(header.len()));
-        window_sweep::<G1Affine>(&guard, "G1")?;
-        window_sweep::<G2Affine>(&guard, "G2")?;
+        window_sweep::<G1Affine>(&guard, tuning, "G1")?;
+        window_sweep::<G2Affine>(&guard, tuning, "G2")?;
         return Ok(());
     }
     let mut rows = Vec::new();
 
     bench_msm::<G1Affine>(
         &guard,
+        tuning,
         "G1",
         min_log..=max_g1,
         G1_COST,
@@ -443,6 +470,7 @@ fn main() -> Result<(), GpuError> {
 
     bench_msm::<G2Affine>(
         &guard,
+        tuning,
         "G2",
         min_log..=max_g2,
         G2_COST,

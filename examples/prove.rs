@@ -6,7 +6,7 @@
 //! cargo run --release --example prove -- [--size N] [--proofs K]
 //!     [--params FILE] [--shape FILE] [--circuit sha256|field]
 //!     [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu]
-//!     [--split] [--repeats R] [--copies auto|never]
+//!     [--split] [--repeats R] [--copies auto|never] [TUNING FLAGS]
 //! ```
 //! On the GPU (feature `cuda`) the key is uploaded once, and each proof's
 //! device work overlaps the next circuit's synthesis. `--compare-cpu` also
@@ -15,7 +15,9 @@
 //! more circuit on one device and split over every device, and prints both
 //! times, best and median of `--repeats` (3) each. `--copies never`
 //! uploads the key without shifted copies of its bases (the default, auto,
-//! adds them where they fit).
+//! adds them where they fit). The tuning flags (`--msm-inline-pieces 32`,
+//! `--copy-bits 22,20`, ...; examples/common/tuning_flags.rs lists them)
+//! set the `ProverTuning` the key is uploaded with, for sweeps.
 //! `--size N` aims at 2^N constraints (sha256 needs N >= 15); `--params FILE`
 //! loads the key from FILE if it exists, else generates it and saves it there;
 //! `--shape FILE` does the same for the recorded constraint matrices (a loaded
@@ -31,6 +33,9 @@ mod flags;
 mod memory;
 #[path = "common/params.rs"]
 mod params;
+#[cfg(feature = "cuda")]
+#[path = "common/tuning_flags.rs"]
+mod tuning_flags;
 
 use flags::Flags;
 use memory::peak_host_memory;
@@ -63,7 +68,11 @@ struct Options {
     repeats: usize,
     /// GPU: whether the key's bases get shifted copies ("auto" where they
     /// fit, "never").
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     copies: String,
+    /// GPU: how the key's proofs run (the tuning flags).
+    #[cfg(feature = "cuda")]
+    tuning: groth16_gpu::groth16::gpu::ProverTuning,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -79,6 +88,8 @@ fn parse_options() -> Result<Options, String> {
         split: false,
         repeats: 3,
         copies: "auto".into(),
+        #[cfg(feature = "cuda")]
+        tuning: Default::default(),
     };
     let mut flags = Flags::from_env();
     while let Some(flag) = flags.next_flag() {
@@ -95,6 +106,8 @@ fn parse_options() -> Result<Options, String> {
             "--repeats" => options.repeats = flags.parsed(&flag)?,
             "--copies" => options.copies = flags.value(&flag)?,
             "--help" | "-h" => return Err(String::new()),
+            #[cfg(feature = "cuda")]
+            other if tuning_flags::parse_tuning_flag(other, &mut flags, &mut options.tuning)? => {}
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -175,6 +188,8 @@ fn main() {
         Ok(o) => o,
         Err(e) => {
             eprintln!("{e}\nusage: prove [--size N] [--proofs K] [--params FILE] [--shape FILE] [--circuit sha256|field] [--backend auto|cpu|gpu] [--device ORDINAL] [--compare-cpu] [--split] [--repeats R] [--copies auto|never]");
+            #[cfg(feature = "cuda")]
+            eprintln!("GPU tuning: {}", tuning_flags::USAGE);
             std::process::exit(2);
         }
     };
@@ -201,11 +216,9 @@ fn prove_all(
     key: &ProvingKey,
     shape: &CircuitShape,
     jobs: Vec<Synthesizer>,
-    keep_first: bool,
-    copies: &str,
+    options: &Options,
 ) -> Result<ProvingRun, Box<dyn std::error::Error>> {
-    #[cfg(not(feature = "cuda"))]
-    let _ = copies; // only the GPU backend makes copies
+    let keep_first = options.compare_cpu;
     let mut rng = OsRng;
     let mut run = ProvingRun {
         proofs: Vec::with_capacity(jobs.len()),
@@ -244,7 +257,8 @@ fn prove_all(
             let guard = device.lock();
             let sampler = DeviceMemorySampler::start(guard.device().ordinal())?;
             let start = Instant::now();
-            let resident = GpuProvingKey::upload_with(&guard, key, copies_policy(copies)?)?;
+            let policy = copies_policy(&options.copies)?;
+            let resident = GpuProvingKey::upload_tuned(&guard, key, policy, &options.tuning)?;
             run.key_upload = start.elapsed();
             println!(
                 "key resident on device {}: {} MiB",
@@ -311,14 +325,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = OsRng;
     let (jobs, inputs): (Vec<_>, Vec<_>) =
         (0..options.proofs).map(|_| job.instance(&mut rng)).unzip();
-    let run = prove_all(
-        &backend,
-        &key,
-        &shape,
-        jobs,
-        options.compare_cpu,
-        &options.copies,
-    )?;
+    let run = prove_all(&backend, &key, &shape, jobs, options)?;
     let stages = run.stages;
 
     let start = Instant::now();
@@ -385,7 +392,7 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     #[cfg(feature = "cuda")]
     if options.split {
         let (synthesize, _) = job.instance(&mut rng);
-        measure_split(&key, &synthesize(&shape)?, &options.copies, options.repeats)?;
+        measure_split(&key, &synthesize(&shape)?, options)?;
     }
     Ok(())
 }
@@ -396,19 +403,19 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
 fn measure_split(
     key: &ProvingKey,
     assignment: &groth16_gpu::synthesis::Assignment,
-    copies: &str,
-    repeats: usize,
+    options: &Options,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    let repeats = options.repeats;
     use groth16_gpu::groth16::gpu::{prove_on_device, prove_split, GpuProvingKey};
     let devices = groth16_gpu::device::DeviceMutex::all()?;
     if devices.is_empty() {
         return Err("--split needs a GPU".into());
     }
     let guards: Vec<_> = devices.iter().map(|d| d.lock()).collect();
-    let policy = copies_policy(copies)?;
+    let policy = copies_policy(&options.copies)?;
     let residents = guards
         .iter()
-        .map(|guard| GpuProvingKey::upload_with(guard, key, policy))
+        .map(|guard| GpuProvingKey::upload_tuned(guard, key, policy, &options.tuning))
         .collect::<Result<Vec<_>, _>>()?;
     let (r, s) = (Scalar::random(&mut OsRng), Scalar::random(&mut OsRng));
     // The proof of the last run and its times, sorted.

@@ -23,8 +23,8 @@ use groth16_gpu::backend::cuda::{
 };
 use groth16_gpu::device::DeviceMutex;
 use groth16_gpu::groth16::gpu::{
-    prove_streamed, release_resident_keys, resident_keys, set_stream_chunk_points_for_tests,
-    set_stream_scalars_from_host_for_tests, GpuProvingKey,
+    prove_streamed, prove_streamed_tuned, release_resident_keys, resident_keys, GpuProvingKey,
+    ProverTuning,
 };
 use groth16_gpu::groth16::prove;
 use groth16_gpu::pool::proofs_by_device;
@@ -38,8 +38,7 @@ use std::sync::Arc;
 
 #[test]
 fn streamed_proofs_are_the_cpu_provers() {
-    // Exclusive: the chunk size is set for the whole process.
-    let _memory = gpu::exclusive_device_memory();
+    let _memory = gpu::shared_device_memory();
     let Some(devices) = gpu::devices_or_skip() else {
         return;
     };
@@ -59,11 +58,12 @@ fn streamed_proofs_are_the_cpu_provers() {
     ] {
         let (key, assignment) = field_heavy(steps, &mut rng);
         let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-        set_stream_chunk_points_for_tests(chunk);
-        set_stream_scalars_from_host_for_tests(from_host);
-        let proof = prove_streamed(&guard, &key, &assignment, r, s);
-        set_stream_chunk_points_for_tests(None);
-        set_stream_scalars_from_host_for_tests(false);
+        let tuning = ProverTuning {
+            stream_chunk_points: chunk,
+            stream_scalars_from_host: from_host,
+            ..ProverTuning::default()
+        };
+        let proof = prove_streamed_tuned(&guard, &key, &assignment, r, s, &tuning);
         let expected = prove(&key, &assignment, r, s).unwrap();
         assert_eq!(
             proof.unwrap(),
@@ -80,8 +80,12 @@ fn streamed_proofs_are_the_cpu_provers() {
         values: vec![None; 40],
     };
     let (key, assignment) = key_and_assignment(blank, circuit, &mut rng);
-    set_stream_chunk_points_for_tests(Some(7));
-    let proof = prove_streamed(&guard, &key, &assignment, Scalar::ZERO, Scalar::ZERO).unwrap();
+    let sevens = ProverTuning {
+        stream_chunk_points: Some(7),
+        ..ProverTuning::default()
+    };
+    let zero = Scalar::ZERO;
+    let proof = prove_streamed_tuned(&guard, &key, &assignment, zero, zero, &sevens).unwrap();
     let boolean = BooleanHeavy::random(3000, &mut rng);
     let boolean_key = generate_random_parameters(
         BooleanHeavy {
@@ -93,8 +97,8 @@ fn streamed_proofs_are_the_cpu_provers() {
     .unwrap();
     let boolean_assignment = synthesize(boolean.clone()).unwrap();
     let (r, s) = (Scalar::ONE, -Scalar::ONE);
-    let boolean_proof = prove_streamed(&guard, &boolean_key, &boolean_assignment, r, s);
-    set_stream_chunk_points_for_tests(None);
+    let boolean_proof =
+        prove_streamed_tuned(&guard, &boolean_key, &boolean_assignment, r, s, &sevens);
     assert_eq!(
         proof,
         prove(&key, &assignment, Scalar::ZERO, Scalar::ZERO).unwrap()

@@ -5,14 +5,21 @@ use std::fmt::Display;
 use std::str::FromStr;
 
 pub struct Flags {
-    args: std::iter::Skip<std::env::Args>,
+    args: std::vec::IntoIter<String>,
 }
 
 impl Flags {
     /// The program's arguments, without its name.
+    #[allow(dead_code)] // gpu_msm reads them around its tuning flags
     pub fn from_env() -> Self {
+        Self::from_args(std::env::args().skip(1).collect())
+    }
+
+    /// `args`, read as the command line.
+    #[allow(dead_code)] // not every example that has flags uses it
+    pub fn from_args(args: Vec<String>) -> Self {
         Self {
-            args: std::env::args().skip(1),
+            args: args.into_iter(),
         }
     }
 

@@ -4,6 +4,7 @@
 use groth16_gpu::device::{Device, DeviceMutex, GpuError};
 
 /// The arguments that parse as numbers, in order (flags are skipped).
+#[allow(dead_code)] // gpu_msm reads its own, around its tuning flags' values
 pub fn numeric_args() -> Vec<u32> {
     std::env::args()
         .skip(1)

@@ -15,6 +15,19 @@ use crate::backend::cpu::Domain;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
 
+/// How [`HInputs::upload_staged_as`] stages a, b, c through pinned memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HStaging {
+    /// a, then b, then c, each sent on to the coset on the device as soon
+    /// as its last piece has landed, while the host stages the next: the
+    /// default.
+    #[default]
+    Polynomials,
+    /// Rows of the three together, transformed in [`HInputs::compute`]
+    /// once all have landed (the way before, for comparisons).
+    Rows,
+}
+
 /// A proof's a, b, c evaluations on one device, zero-padded to the domain:
 /// the input of the H polynomial.
 pub struct HInputs {
@@ -97,8 +110,8 @@ impl HInputs {
     /// polynomial sent on to the coset on the device as soon as its last
     /// piece has landed, while the host stages the next: the H lane's
     /// transforms no longer wait for the host's copy of all three (~0.15 s
-    /// at 2^24). `G16_H_STAGING=rows` stages rows of the three together
-    /// and transforms them in [`compute`](Self::compute), for comparisons.
+    /// at 2^24) ([`HStaging::Polynomials`]; see
+    /// [`upload_staged_as`](Self::upload_staged_as) for the other way).
     /// Falls back to the plain upload when `staging` is too small.
     pub fn upload_staged(
         guard: &DeviceGuard<'_>,
@@ -108,11 +121,24 @@ impl HInputs {
         c: &[Scalar],
         staging: &mut PinnedStaging,
     ) -> Result<Self, GpuError> {
+        Self::upload_staged_as(guard, domain, [a, b, c], staging, HStaging::default())
+    }
+
+    /// [`upload_staged`](Self::upload_staged) the way `how` says:
+    /// [`HStaging::Rows`] stages rows of the three together and transforms
+    /// them in [`compute`](Self::compute), for comparisons.
+    pub fn upload_staged_as(
+        guard: &DeviceGuard<'_>,
+        domain: &Domain,
+        [a, b, c]: [&[Scalar]; 3],
+        staging: &mut PinnedStaging,
+        how: HStaging,
+    ) -> Result<Self, GpuError> {
         let n = a.len();
         if b.len() != n || c.len() != n || n > domain.size() || staging.len() < 3 * n {
             return Self::upload(guard, domain, a, b, c);
         }
-        if n == 0 || std::env::var("G16_H_STAGING").as_deref() == Ok("rows") {
+        if n == 0 || how == HStaging::Rows {
             return Self::upload_filled(guard, domain, n, staging, |first, staged| {
                 for (to, from) in staged.into_iter().zip([a, b, c]) {
                     parallel_copy(to, &from[first..first + to.len()]);

@@ -54,7 +54,7 @@ pub use device_shape::{
     reference_first_unsatisfied, reference_matrix_rows, DeviceShape, MatrixParts,
 };
 pub use fixed_base::{fixed_base_mul, fixed_base_windows};
-pub use h_inputs::{h_polynomial, HInputs};
+pub use h_inputs::{h_polynomial, HInputs, HStaging};
 pub use msm::MsmTiming;
 pub use ntt::{ntt, NttKind};
 pub use one_shot::{

@@ -7,6 +7,7 @@
 //! a few bucket sets instead of one, which keeps most of the gain.
 
 use super::key::{h_polynomial_bytes, ResidentKey};
+use super::tuning::ProverTuning;
 use crate::backend::cuda::{copies_from, GpuCurve, ResidentBases};
 use crate::device::DeviceGuard;
 use crate::groth16::prover::KeySizes;
@@ -20,8 +21,8 @@ pub enum ShiftedCopies {
     /// they are handed out a step at a time around the sets (b_g2 first,
     /// then h, a, b_g1 and l), each step one bucket set fewer for one set:
     /// a set's first copies save the most, so every set gets some before
-    /// any gets all (`G16_COPY_SHARE=in-order` fills them set by set,
-    /// for comparisons).
+    /// any gets all ([`ProverTuning::copy_share`] may fill them set by set
+    /// instead, for comparisons).
     #[default]
     WhereTheyFit,
     /// As [`WhereTheyFit`](Self::WhereTheyFit), with the copies held to
@@ -32,29 +33,21 @@ pub enum ShiftedCopies {
     Never,
 }
 
-/// How copies are shared out among a key's sets when they do not all fit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CopyShare {
+/// How copies are shared out among a key's sets when they do not all fit
+/// ([`ProverTuning::copy_share`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CopyShare {
     /// A step at a time around the sets (the default). On an H100 at 2^24
     /// this gives all five sets 4 copies of 13, where `InOrder` gave b_g2
     /// and h 7 and the other three none. A set's first step is nearly all
     /// the gain (H100, 2^24 points, ms with 0 / 2 / 4 / 7 / 13 copies:
     /// G1 155.6 / 135.9 / 134.5 / 131.5 / 128.8, G2 410.9 / 357.7 / 349.3
     /// / 342.3 / 339.3; docs/NOTES-gpu.md).
+    #[default]
     Spread,
     /// Each set as many as fit before the next gets any (before 2026-12-05;
-    /// `G16_COPY_SHARE=in-order`, for comparisons).
+    /// for comparisons).
     InOrder,
-}
-
-impl CopyShare {
-    /// The share `G16_COPY_SHARE` names (read at each upload), else Spread.
-    fn from_env() -> Self {
-        match std::env::var("G16_COPY_SHARE").as_deref() {
-            Ok("in-order") => Self::InOrder,
-            _ => Self::Spread,
-        }
-    }
 }
 
 /// Device bytes per point of one MSM's scratch at 16-bit windows (two key
@@ -80,13 +73,15 @@ fn proof_peak_bytes(sizes: &KeySizes) -> u64 {
         + sizes.b_g2 as u64 * G2_MSM_SCRATCH_PER_POINT
 }
 
-/// Adds shifted copies to `key`'s base sets as `policy` says. A set whose
-/// copies cannot be made (device memory, a CUDA error) keeps its points
-/// alone, with a warning: the key works either way.
+/// Adds shifted copies to `key`'s base sets as `policy` says, their window
+/// bits and share as `tuning` says. A set whose copies cannot be made
+/// (device memory, a CUDA error) keeps its points alone, with a warning:
+/// the key works either way.
 pub(super) fn add_shifted_copies(
     guard: &DeviceGuard<'_>,
     key: &mut ResidentKey,
     policy: ShiftedCopies,
+    tuning: &ProverTuning,
 ) {
     let budget = match policy {
         ShiftedCopies::Never => return,
@@ -104,17 +99,17 @@ pub(super) fn add_shifted_copies(
         proof_peak_bytes(&key.sizes) + guard.device().total_memory() / RESERVE_SHARE_OF_DEVICE;
     // The order sets are made in, and the first served in each round.
     let candidates = [
-        candidate(&key.b_g2, "b_g2"),
-        candidate(&key.h, "h"),
-        candidate(&key.a, "a"),
-        candidate(&key.b_g1, "b_g1"),
-        candidate(&key.l, "l"),
+        candidate(&key.b_g2, "b_g2", tuning),
+        candidate(&key.h, "h", tuning),
+        candidate(&key.a, "a", tuning),
+        candidate(&key.b_g1, "b_g1", tuning),
+        candidate(&key.l, "l", tuning),
     ];
     let room = CopyRoom {
         free: free.saturating_sub(reserve),
         budget,
     };
-    let share = CopyShare::from_env();
+    let share = tuning.copy_share;
     let plan = plan_copies(&candidates, room, share);
     log::debug!(
         "shifted copies ({share:?}, {} MiB free, {} MiB kept for proofs): {}",
@@ -148,8 +143,12 @@ struct CopyCandidate {
     per_copy: u64,
 }
 
-fn candidate<G: GpuCurve>(set: &ResidentBases<G>, name: &'static str) -> CopyCandidate {
-    let bits = tuned_copy_bits::<G>(set.len());
+fn candidate<G: GpuCurve>(
+    set: &ResidentBases<G>,
+    name: &'static str,
+    tuning: &ProverTuning,
+) -> CopyCandidate {
+    let bits = tuning.copy_bits::<G>(set.len());
     let mut candidate = CopyCandidate {
         name,
         bits,
@@ -260,32 +259,6 @@ fn plan_fits(candidates: &[CopyCandidate], plan: &[u32], room: CopyRoom) -> bool
     kept <= room.budget
 }
 
-/// The copies' window bits for a set of `len` G points where a tuning sweep
-/// names them in `G16_COPY_BITS` (read at each call; its form is
-/// [`parse_copy_bits`]'s); None keeps the built-in choice. Sets below 2^20
-/// points always keep it.
-fn tuned_copy_bits<G: GpuCurve>(len: usize) -> Option<u32> {
-    if len < 1 << 20 {
-        return None;
-    }
-    parse_copy_bits(&std::env::var("G16_COPY_BITS").ok()?, G::IS_G2)
-}
-
-/// `BITS` for both curves or `G1BITS,G2BITS`: the bits for G2 (`g2`) or
-/// G1, None for anything else. The C++ side refuses bits outside 4..=24.
-fn parse_copy_bits(text: &str, g2: bool) -> Option<u32> {
-    let parsed: Vec<u32> = text
-        .split(',')
-        .map(|field| field.trim().parse().ok())
-        .collect::<Option<_>>()?;
-    match (parsed.as_slice(), g2) {
-        ([both], _) => Some(*both),
-        ([g1, _], false) => Some(*g1),
-        ([_, g2_bits], true) => Some(*g2_bits),
-        _ => None,
-    }
-}
-
 /// Fewest copies (copy 0 included) that make a set's copies.
 const MIN_PARTIAL_COPIES: u32 = 2;
 
@@ -323,8 +296,8 @@ fn copies_that_fit(windows: u32, fit: u32, most_sets: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::{
-        copies_that_fit, most_bucket_sets, parse_copy_bits, plan_copies, plan_fits, CopyCandidate,
-        CopyRoom, CopyShare,
+        copies_that_fit, most_bucket_sets, plan_copies, plan_fits, CopyCandidate, CopyRoom,
+        CopyShare,
     };
 
     const MIB: u64 = 1 << 20;
@@ -435,17 +408,6 @@ mod tests {
         assert_eq!(plan_copies(&sets, room(15), CopyShare::Spread), [0, 0, 0]);
         assert_eq!(plan_copies(&sets, room(16), CopyShare::Spread), [16, 0, 0]);
         assert_eq!(plan_copies(&sets, room(31), CopyShare::Spread), [16, 0, 16]);
-    }
-
-    #[test]
-    fn copy_bits_for_sweeps_name_one_or_both_curves() {
-        assert_eq!(parse_copy_bits("22", false), Some(22));
-        assert_eq!(parse_copy_bits("22", true), Some(22));
-        assert_eq!(parse_copy_bits("22, 20", false), Some(22));
-        assert_eq!(parse_copy_bits("22,20", true), Some(20));
-        for bad in ["", "x", "22,", "1,2,3", "-4"] {
-            assert_eq!(parse_copy_bits(bad, false), None, "{bad:?}");
-        }
     }
 
     #[test]

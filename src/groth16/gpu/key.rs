@@ -11,6 +11,7 @@ use super::copies::{add_shifted_copies, ShiftedCopies};
 use super::division::MeasuredRate;
 use super::input::ProofInput;
 use super::split::ScalarBuffers;
+use super::tuning::ProverTuning;
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{
     DeviceScalars, DeviceShape, HInputs, MatrixParts, PinnedStaging, ResidentBases,
@@ -78,6 +79,8 @@ pub(super) struct ResidentKey {
     device_shape: Mutex<Option<(u64, Arc<DeviceShape>)>>,
     /// How fast the devices worked on this key's last split proof.
     pub split_rate: MeasuredRate,
+    /// How the key's proofs run (its base sets carry the MSM part).
+    pub tuning: ProverTuning,
 }
 
 /// Room for the largest proof a key of these sizes serves: three domains of
@@ -110,8 +113,9 @@ impl ResidentKey {
         let mut staging = self.staging.lock();
         match (input, staging.as_mut()) {
             (ProofInput::Evaluated(assignment), Some(buffer)) => {
-                let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
-                Ok(HInputs::upload_staged(guard, domain, a, b, c, buffer)?)
+                let abc = [&assignment.a[..], &assignment.b[..], &assignment.c[..]];
+                let how = self.tuning.h_staging;
+                Ok(HInputs::upload_staged_as(guard, domain, abc, buffer, how)?)
             }
             (ProofInput::Evaluated(assignment), None) => {
                 let (a, b, c) = (&assignment.a, &assignment.b, &assignment.c);
@@ -245,6 +249,21 @@ impl GpuProvingKey {
         key: &ProvingKey,
         copies: ShiftedCopies,
     ) -> Result<Self, Error> {
+        Self::upload_tuned(guard, key, copies, &ProverTuning::default())
+    }
+
+    /// [`upload_with`](Self::upload_with), the key's proofs then running as
+    /// `tuning` says (its MSMs, a, b, c's staging, its shifted copies' bits
+    /// and share); another key of the same parameters may run with
+    /// another tuning beside it.
+    pub fn upload_tuned(
+        guard: &DeviceGuard<'_>,
+        key: &ProvingKey,
+        copies: ShiftedCopies,
+        tuning: &ProverTuning,
+    ) -> Result<Self, Error> {
+        // A tuning out of range is refused before anything is allocated.
+        tuning.msm.check()?;
         check_delta(&key.vk)?;
         let device = guard.device();
         let needed = Self::required_bytes(key);
@@ -262,15 +281,16 @@ impl GpuProvingKey {
             scalar_buffers: Arc::new(ScalarBuffers::pinned(guard, sizes.ic + sizes.l)),
             device_shape: Mutex::new(None),
             split_rate: MeasuredRate::default(),
+            tuning: *tuning,
             sizes,
             ordinal: device.ordinal(),
-            h: ResidentBases::upload(guard, &key.h)?,
-            l: ResidentBases::upload(guard, &key.l)?,
-            a: ResidentBases::upload(guard, &key.a)?,
-            b_g1: ResidentBases::upload(guard, &key.b_g1)?,
-            b_g2: ResidentBases::upload(guard, &key.b_g2)?,
+            h: ResidentBases::upload(guard, &key.h)?.with_tuning(tuning.msm),
+            l: ResidentBases::upload(guard, &key.l)?.with_tuning(tuning.msm),
+            a: ResidentBases::upload(guard, &key.a)?.with_tuning(tuning.msm),
+            b_g1: ResidentBases::upload(guard, &key.b_g1)?.with_tuning(tuning.msm),
+            b_g2: ResidentBases::upload(guard, &key.b_g2)?.with_tuning(tuning.msm),
         };
-        add_shifted_copies(guard, &mut inner, copies);
+        add_shifted_copies(guard, &mut inner, copies, tuning);
         Ok(Self {
             inner: Arc::new(inner),
         })
@@ -279,6 +299,11 @@ impl GpuProvingKey {
     /// The CUDA ordinal of the device that holds the key.
     pub fn ordinal(&self) -> usize {
         self.inner.ordinal
+    }
+
+    /// How the key's proofs run ([`upload_tuned`](Self::upload_tuned)).
+    pub fn tuning(&self) -> &ProverTuning {
+        &self.inner.tuning
     }
 
     /// The verifying key.

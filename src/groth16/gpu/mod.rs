@@ -26,8 +26,9 @@ mod lanes;
 mod prover;
 mod split;
 mod streamed;
+mod tuning;
 
-pub use copies::ShiftedCopies;
+pub use copies::{CopyShare, ShiftedCopies};
 pub use kept_keys::{keep_keys_resident, release_resident_keys, resident_keys, KEYS_PER_DEVICE};
 pub(crate) use kept_keys::{
     keep_only as keep_only_key, release_on as release_kept_keys, resident_key as kept_key,
@@ -37,6 +38,5 @@ pub use prover::{
     finish_proof, finish_proof_timed, prove_on_device, prove_split, start_proof,
     start_proof_shaped, PendingProof,
 };
-pub use streamed::{
-    prove_streamed, set_stream_chunk_points_for_tests, set_stream_scalars_from_host_for_tests,
-};
+pub use streamed::{prove_streamed, prove_streamed_tuned};
+pub use tuning::ProverTuning;

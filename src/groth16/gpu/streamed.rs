@@ -6,7 +6,6 @@
 //! PCIe), so a resident key is much faster; the CPU prover is slower still.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -16,6 +15,7 @@ use group::Group;
 use parking_lot::Mutex;
 
 use super::key::{ensure_free_memory, h_polynomial_bytes};
+use super::tuning::ProverTuning;
 use crate::backend::cpu::{compute_h, Domain};
 use crate::backend::cuda::{
     DeviceScalars, GpuCurve, HInputs, PointStaging, ResidentBases, ScalarUploader,
@@ -39,35 +39,11 @@ const FEWEST_CHUNKS: usize = 4;
 /// where even these do not fit, the upload's out-of-memory error says so.
 const FEWEST_CHUNK_POINTS: usize = 1 << 12;
 
-/// Chunk size forced by a test (0: chosen from free memory).
-static FORCED_CHUNK_POINTS: AtomicUsize = AtomicUsize::new(0);
-
-/// Set by a test: every query's host scalars stay on the host.
-static SCALARS_FROM_HOST: AtomicBool = AtomicBool::new(false);
-
 /// Staging buffers not in use, kept for the next streamed proofs.
 static STAGING: Mutex<Vec<PointStaging>> = Mutex::new(Vec::new());
 /// Scalar uploaders (a, b, c's way to the device) not in use, each bound to
 /// its device, kept for the next streamed proofs.
 static UPLOADERS: Mutex<Vec<ScalarUploader>> = Mutex::new(Vec::new());
-
-/// Makes every later streamed proof in this process cut its queries into
-/// chunks of `points` (`None`: chosen from the device's free memory), so
-/// tests run many chunks, and chunks that do not divide a query, at small
-/// sizes. Results are the same with any size.
-#[doc(hidden)]
-pub fn set_stream_chunk_points_for_tests(points: Option<usize>) {
-    FORCED_CHUNK_POINTS.store(points.unwrap_or(0), Ordering::Relaxed);
-}
-
-/// Makes every later streamed proof in this process leave its queries'
-/// scalars on the host (each chunk's share copied by the driver), as where
-/// the device has no room for them, so tests take that path too. Results
-/// are the same either way.
-#[doc(hidden)]
-pub fn set_stream_scalars_from_host_for_tests(from_host: bool) {
-    SCALARS_FROM_HOST.store(from_host, Ordering::Relaxed);
-}
 
 /// Points in one chunk of a query of `len` points of `point_bytes` each,
 /// given `free` device bytes and `staged` points of room in the staging
@@ -98,6 +74,23 @@ pub fn prove_streamed(
     r: Scalar,
     s: Scalar,
 ) -> Result<Proof, Error> {
+    prove_streamed_tuned(guard, key, assignment, r, s, &ProverTuning::default())
+}
+
+/// [`prove_streamed`] run as `tuning` says: its MSMs by `tuning.msm`, its
+/// queries cut and their scalars placed by
+/// [`stream_chunk_points`](ProverTuning::stream_chunk_points) and
+/// [`stream_scalars_from_host`](ProverTuning::stream_scalars_from_host).
+/// The same proof under every tuning.
+pub fn prove_streamed_tuned(
+    guard: &DeviceGuard<'_>,
+    key: &ProvingKey,
+    assignment: &Assignment,
+    r: Scalar,
+    s: Scalar,
+    tuning: &ProverTuning,
+) -> Result<Proof, Error> {
+    tuning.msm.check()?;
     check_key_fits(key, assignment)?;
     check_delta(&key.vk)?;
     let started = Instant::now();
@@ -121,6 +114,7 @@ pub fn prove_streamed(
                 .unwrap_or_else(|| PointStaging::new(guard, STAGING_BYTES)),
         ),
         uploader: Mutex::new(uploader),
+        tuning,
     };
     let on = &streamer;
     // h is dropped once its query is summed: the device's memory goes to
@@ -148,12 +142,14 @@ pub fn prove_streamed(
 }
 
 /// What a streamed proof's MSMs share: its device, a second handle to it
-/// for the chunks' uploads, the point staging and the scalar uploader.
+/// for the chunks' uploads, the point staging, the scalar uploader and the
+/// proof's tuning.
 struct Streamer<'g, 'd> {
     guard: &'g DeviceGuard<'d>,
     uploads: Mutex<Device>,
     staging: Mutex<PointStaging>,
     uploader: Mutex<Option<ScalarUploader>>,
+    tuning: &'g ProverTuning,
 }
 
 impl Streamer<'_, '_> {
@@ -163,7 +159,16 @@ impl Streamer<'_, '_> {
         G::Curve: Send + Sync,
     {
         let (staging, uploader) = (&mut self.staging.lock(), &mut self.uploader.lock());
-        device_msm(self.guard, &self.uploads, staging, uploader, bases, scalars)
+        let tuning = self.tuning;
+        device_msm(
+            self.guard,
+            &self.uploads,
+            staging,
+            uploader,
+            bases,
+            scalars,
+            tuning,
+        )
     }
 
     /// Hands the staging buffer and the uploader back for the next streamed
@@ -234,10 +239,10 @@ enum QueryScalars<'a> {
 /// Σ scalars·bases on the guard's device, a chunk at a time: each chunk
 /// copied into `staging` and uploaded from there through `uploads` (a
 /// second handle to the device, so the copy runs beside the sum) while the
-/// chunk before it is summed. Scalars on the host must match the bases in
-/// number, and go up first through `uploader` where they fit; scalars on
-/// the device may run past them (the H polynomial's last, zero,
-/// coefficient).
+/// chunk before it is summed, as `tuning` says. Scalars on the host must
+/// match the bases in number, and go up first through `uploader` where
+/// they fit; scalars on the device may run past them (the H polynomial's
+/// last, zero, coefficient).
 fn device_msm<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     uploads: &Mutex<Device>,
@@ -245,6 +250,7 @@ fn device_msm<G: GpuCurve>(
     uploader: &mut Option<ScalarUploader>,
     bases: &[G],
     scalars: QueryScalars<'_>,
+    tuning: &ProverTuning,
 ) -> Result<G::Curve, Error>
 where
     G::Curve: Send + Sync,
@@ -261,7 +267,7 @@ where
     }
     let sent;
     let scalars = match scalars {
-        QueryScalars::OnHost(values) => match send_scalars(guard, uploader, values)? {
+        QueryScalars::OnHost(values) => match send_scalars(guard, uploader, values, tuning)? {
             Some(on_device) => {
                 sent = on_device;
                 QueryScalars::OnDevice(&sent)
@@ -271,12 +277,12 @@ where
         on_device => on_device,
     };
     let room = staging.points::<G>();
-    let chunk = match FORCED_CHUNK_POINTS.load(Ordering::Relaxed) {
-        0 => {
+    let chunk = match tuning.stream_chunk_points {
+        None => {
             let free = guard.device().free_memory()?;
             chunk_points(free, std::mem::size_of::<G>() as u64, bases.len(), room)
         }
-        forced => forced.min(room),
+        Some(forced) => forced.min(room),
     };
     // Where the time goes, for the debug log: the bus has been measured at
     // a fifth of what page-locked copies reach, and these say which side
@@ -296,7 +302,8 @@ where
             staging_time += upload_started - copy_started;
             let resident = match spare {
                 Some(mut resident) => resident.refill(&uploads, staged).map(|()| resident),
-                None => ResidentBases::upload(&uploads, staged),
+                None => ResidentBases::upload(&uploads, staged)
+                    .map(|resident| resident.with_tuning(tuning.msm)),
             };
             upload_time += upload_started.elapsed();
             Ok(resident?)
@@ -331,21 +338,22 @@ where
 
 /// A query's host scalars sent to the guard's device through `uploader`'s
 /// pinned slots, where they take at most a quarter of its free memory
-/// (None where they would take more, the device refuses them or there is
-/// no uploader): the chunks then read their shares there, where each
-/// share's copy through the driver from pageable memory cost ~6 ms a chunk
-/// of 2^20 (H100).
+/// (None where they would take more, the device refuses them, there is no
+/// uploader or `tuning` keeps them on the host): the chunks then read
+/// their shares there, where each share's copy through the driver from
+/// pageable memory cost ~6 ms a chunk of 2^20 (H100).
 fn send_scalars(
     guard: &DeviceGuard<'_>,
     uploader: &mut Option<ScalarUploader>,
     values: &[Scalar],
+    tuning: &ProverTuning,
 ) -> Result<Option<DeviceScalars>, GpuError> {
     let Some(uploader) = uploader else {
         return Ok(None);
     };
     let bytes = std::mem::size_of_val(values) as u64;
     if values.is_empty()
-        || SCALARS_FROM_HOST.load(Ordering::Relaxed)
+        || tuning.stream_scalars_from_host
         || bytes > guard.device().free_memory()? / 4
     {
         return Ok(None);
