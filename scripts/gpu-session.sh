@@ -19,18 +19,18 @@
 #   copysweep  gpu_msm --copies-sweep $SWEEP_LOGS (default "22 22"): MSMs
 #           without and with shifted copies of their bases, side by side
 #   pairsweep  the copies sweep with G2's first level in each layout of
-#           G16_MSM_G2_FIRST_LEVEL (1 one thread a point, 2 a pair of
+#           --msm-g2-first-level (1 one thread a point, 2 a pair of
 #           threads, 3 a pair held to 128 registers, the default),
 #           alternating in $ROUNDS rounds
 #   copies  prove as above at 2^$PROVE_SIZES, the key without shifted copies
 #           and with them, alternating in $ROUNDS rounds (default 2)
 #   knobs   prove as above at 2^$PROVE_SIZES for each setting in $KNOBS
-#           (space-separated; each "default" or VAR=VALUE pairs joined by
-#           "+", e.g. "default G16_COPY_BITS=22,20 G16_MSM_INLINE_PIECES=32";
-#           cuda/msm/tuning.h lists the MSM's; G16_COPY_BITS and
-#           G16_COPY_SHARE=in-order are read in
-#           src/groth16/gpu/copies.rs), alternating in $ROUNDS
-#           rounds, one key per size saved and loaded
+#           (space-separated; each "default" or items joined by "+": a
+#           tuning flag, --FLAG=VALUE or --SWITCH, or an environment
+#           variable VAR=VALUE such as RUST_LOG=groth16_gpu=debug; e.g.
+#           "default --copy-bits=22,20 --msm-inline-pieces=32+--msm-phases";
+#           examples/common/tuning_flags.rs lists the flags), alternating
+#           in $ROUNDS rounds, one key per size saved and loaded
 #   knobsweep  the copies sweep (as copysweep) for each setting in
 #           $SWEEP_KNOBS (written as knobs' $KNOBS), alternating in $ROUNDS
 #           rounds
@@ -84,19 +84,28 @@ copysweep() {
   run "$label" 500 "$@" --copies-sweep ${SWEEP_LOGS:-22 22}
 }
 
-# knob_settings SETTING: fills `settings` with SETTING's VAR=VALUE pairs
-# ("default": none; else pairs joined by "+"). A knob out of range reads as
-# unset, so "A=1,B=2" for "A=1+B=2" would run silently as the default:
-# exits 2 on it.
+# knob_settings SETTING: fills `settings` with SETTING's VAR=VALUE
+# environment pairs and `knob_flags` with its tuning flags ("default":
+# none; else items joined by "+"; --FLAG=VALUE becomes "--FLAG VALUE"). The
+# examples refuse a flag they do not know; "A=1,B=2" for "A=1+B=2" would
+# set A to "1,B=2": exits 2 on it.
 knob_settings() {
+  local items=() item
   settings=()
-  [[ "$1" == default ]] || IFS=+ read -r -a settings <<<"$1"
-  for pair in "${settings[@]}"; do
-    # A value may hold '=' (RUST_LOG=groth16_gpu=debug); a second
-    # VAR= after a comma is the mistake.
-    if [[ "${pair#*=}" == *,[A-Z]*=* ]]; then
-      echo "knobs: '$pair' holds a second setting; join settings with '+'" >&2
+  knob_flags=()
+  [[ "$1" == default ]] || IFS=+ read -r -a items <<<"$1"
+  for item in "${items[@]}"; do
+    if [[ "$item" == --*=* ]]; then
+      knob_flags+=("${item%%=*}" "${item#*=}")
+    elif [[ "$item" == --* ]]; then
+      knob_flags+=("$item")
+    elif [[ "${item#*=}" == *,[A-Z]*=* ]]; then
+      # A value may hold '=' (RUST_LOG=groth16_gpu=debug); a second
+      # VAR= after a comma is the mistake.
+      echo "knobs: '$item' holds a second setting; join settings with '+'" >&2
       exit 2
+    else
+      settings+=("$item")
     fi
   done
 }
@@ -145,8 +154,8 @@ for step in ${STEPS:-tests porep}; do
     pairsweep)
       for round in $(seq "${ROUNDS:-2}"); do
         for mode in 1 2 3; do
-          G16_MSM_G2_FIRST_LEVEL=$mode copysweep "round $round, G2 first level $mode" \
-            "$bundle/bin/examples/gpu_msm"
+          copysweep "round $round, G2 first level $mode" \
+            "$bundle/bin/examples/gpu_msm" --msm-g2-first-level "$mode"
         done
       done
       ;;
@@ -170,7 +179,7 @@ for step in ${STEPS:-tests porep}; do
             # The first run generates each size's key; the rest load it.
             run "round $round, $setting, prove $size" 400 env "${settings[@]}" \
               "$bundle/bin/examples/prove" --size "$size" --circuit field --split --proofs 3 "${repeats[@]}" \
-              --params "/tmp/field-$size.params"
+              --params "/tmp/field-$size.params" "${knob_flags[@]}"
           done
         done
       done
@@ -180,7 +189,7 @@ for step in ${STEPS:-tests porep}; do
         for setting in ${SWEEP_KNOBS:-default}; do
           knob_settings "$setting"
           copysweep "round $round, $setting, gpu_msm" env "${settings[@]}" \
-            "$bundle/bin/examples/gpu_msm"
+            "$bundle/bin/examples/gpu_msm" "${knob_flags[@]}"
         done
       done
       ;;
