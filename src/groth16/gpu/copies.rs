@@ -6,8 +6,8 @@
 //! set short of room for all of them takes fewer: its windows then share
 //! a few bucket sets instead of one, which keeps most of the gain.
 
-use super::key::{h_polynomial_bytes, ResidentKey};
-use super::tuning::ProverTuning;
+use super::resident_key::{h_polynomial_bytes, ResidentKey};
+use super::tuning::{CopyShare, ProverTuning};
 use crate::backend::cuda::{copies_from, GpuCurve, ResidentBases};
 use crate::device::DeviceGuard;
 use crate::groth16::prover::KeySizes;
@@ -31,23 +31,6 @@ pub enum ShiftedCopies {
     WithinBytes(u64),
     /// None: the key takes only its points.
     Never,
-}
-
-/// How copies are shared out among a key's sets when they do not all fit
-/// ([`ProverTuning::copy_share`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CopyShare {
-    /// A step at a time around the sets (the default). On an H100 at 2^24
-    /// this gives all five sets 4 copies of 13, where `InOrder` gave b_g2
-    /// and h 7 and the other three none. A set's first step is nearly all
-    /// the gain (H100, 2^24 points, ms with 0 / 2 / 4 / 7 / 13 copies:
-    /// G1 155.6 / 135.9 / 134.5 / 131.5 / 128.8, G2 410.9 / 357.7 / 349.3
-    /// / 342.3 / 339.3; docs/NOTES-gpu.md).
-    #[default]
-    Spread,
-    /// Each set as many as fit before the next gets any (before 2026-12-05;
-    /// for comparisons).
-    InOrder,
 }
 
 /// Device bytes per point of one MSM's scratch at 16-bit windows (two key

@@ -13,7 +13,7 @@ use group::Group;
 
 use super::arrivals::ScalarArrivals;
 use super::division::{base_range, cost, plan, share_cost, GeneralPart};
-use super::key::ResidentKey;
+use super::resident_key::ResidentKey;
 use super::split::SplitScalars;
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{GpuCurve, HInputs, ResidentBases};

@@ -17,6 +17,7 @@
 //! ```
 
 mod arrivals;
+mod chunked;
 mod copies;
 mod division;
 mod input;
@@ -24,11 +25,12 @@ mod kept_keys;
 mod key;
 mod lanes;
 mod prover;
+mod resident_key;
 mod split;
 mod streamed;
 mod tuning;
 
-pub use copies::{CopyShare, ShiftedCopies};
+pub use copies::ShiftedCopies;
 pub use kept_keys::{keep_keys_resident, release_resident_keys, resident_keys, KEYS_PER_DEVICE};
 pub(crate) use kept_keys::{
     keep_only as keep_only_key, release_on as release_kept_keys, resident_key as kept_key,
@@ -39,4 +41,4 @@ pub use prover::{
     start_proof_shaped, PendingProof,
 };
 pub use streamed::{prove_streamed, prove_streamed_tuned};
-pub use tuning::ProverTuning;
+pub use tuning::{CopyShare, ProverTuning};

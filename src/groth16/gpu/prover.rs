@@ -11,8 +11,9 @@ use blstrs::Scalar;
 
 use super::arrivals::ScalarArrivals;
 use super::input::ProofInput;
-use super::key::{ensure_free_memory, proof_working_bytes, GpuProvingKey, ResidentKey};
+use super::key::GpuProvingKey;
 use super::lanes::{run_lanes, Placement, WorkerResult};
+use super::resident_key::{ensure_free_memory, proof_working_bytes, ResidentKey};
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::HInputs;
 use crate::device::{DeviceGuard, GpuError};

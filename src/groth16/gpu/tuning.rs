@@ -8,7 +8,6 @@
 //! [`GpuProvingKey::upload_tuned`]: super::GpuProvingKey::upload_tuned
 //! [`prove_streamed_tuned`]: super::prove_streamed_tuned
 
-use super::copies::CopyShare;
 use crate::backend::cuda::{GpuCurve, HStaging, MsmTuning};
 
 /// Sets of fewer points than this keep the library's copy bits whatever
@@ -72,6 +71,23 @@ impl ProverTuning {
             self.copy_bits_g1
         }
     }
+}
+
+/// How copies are shared out among a key's sets when they do not all fit
+/// ([`ProverTuning::copy_share`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CopyShare {
+    /// A step at a time around the sets (the default). On an H100 at 2^24
+    /// this gives all five sets 4 copies of 13, where `InOrder` gave b_g2
+    /// and h 7 and the other three none. A set's first step is nearly all
+    /// the gain (H100, 2^24 points, ms with 0 / 2 / 4 / 7 / 13 copies:
+    /// G1 155.6 / 135.9 / 134.5 / 131.5 / 128.8, G2 410.9 / 357.7 / 349.3
+    /// / 342.3 / 339.3; docs/NOTES-gpu.md).
+    #[default]
+    Spread,
+    /// Each set as many as fit before the next gets any (before 2026-12-05;
+    /// for comparisons).
+    InOrder,
 }
 
 #[cfg(test)]
