@@ -22,7 +22,9 @@ use crate::Error;
 
 /// filecoin-proofs' `generate_window_post_with_vanilla` with the SNARK
 /// work on `pool`: one proof per partition of `post_config.sector_count`
-/// sectors, concatenated (192 bytes each).
+/// sectors, concatenated (192 bytes each). As for filecoin-proofs, give
+/// the vanilla proofs in sector id order: the verifier takes the sectors
+/// in that order.
 pub fn generate_window_post_with_vanilla<Tree: 'static + MerkleTreeTrait>(
     pool: &ProverPool,
     post_config: &PoStConfig,
@@ -153,6 +155,20 @@ fn prove_post<Tree: 'static + MerkleTreeTrait>(
             .collect(),
         k: None,
     };
+    let sectors: Vec<u64> = vanilla_proofs
+        .iter()
+        .map(|p| u64::from(p.sector_id))
+        .collect();
+    let refused = |detail: String| -> Error {
+        FilecoinError::VanillaProofInvalid {
+            what: format!(
+                "the {:?}PoSt over sectors {sectors:?}{detail}",
+                post_config.typ
+            ),
+        }
+        .into()
+    };
+    // filecoin-proofs' partitioning verifies the proofs it regroups.
     let partitioned = partition_vanilla_proofs(
         post_config,
         &public_params.vanilla_params,
@@ -160,7 +176,7 @@ fn prove_post<Tree: 'static + MerkleTreeTrait>(
         partitions.unwrap_or(1),
         &vanilla_proofs,
     )
-    .map_err(|e| FilecoinError::from_crate("partitioning the PoSt vanilla proofs", e))?;
+    .map_err(|e| refused(format!(" ({e:#})")))?;
     let valid = FallbackPoSt::<Tree>::verify_all_partitions(
         &public_params.vanilla_params,
         &public_inputs,
@@ -168,14 +184,7 @@ fn prove_post<Tree: 'static + MerkleTreeTrait>(
     )
     .map_err(|e| FilecoinError::from_crate("verifying the PoSt vanilla proofs", e))?;
     if !valid {
-        let sectors: Vec<u64> = vanilla_proofs
-            .iter()
-            .map(|p| u64::from(p.sector_id))
-            .collect();
-        return Err(FilecoinError::VanillaProofInvalid {
-            what: format!("the {:?}PoSt over sectors {sectors:?}", post_config.typ),
-        }
-        .into());
+        return Err(refused(String::new()));
     }
     let proofs = prove_partitions::<
         FallbackPoSt<'_, Tree>,

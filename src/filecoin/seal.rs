@@ -180,7 +180,7 @@ pub fn seal_commit_phase2_circuit_proofs<Tree: 'static + MerkleTreeTrait>(
     .map_err(|e| FilecoinError::from_crate("verifying the PoRep vanilla proofs", e))?;
     if !valid {
         return Err(FilecoinError::VanillaProofInvalid {
-            what: format!("sector {sector_id}'s PoRep ({partitions} partitions)"),
+            what: format!("sector {sector_id}'s PoRep (partitions: {partitions})"),
         }
         .into());
     }

@@ -100,7 +100,7 @@ pub fn generate_empty_sector_update_proof_with_randomness<
     .map_err(|e| FilecoinError::from_crate("verifying the sector update vanilla proofs", e))?;
     if !valid {
         return Err(FilecoinError::VanillaProofInvalid {
-            what: format!("the sector update ({partitions} partitions)"),
+            what: format!("the sector update (partitions: {partitions})"),
         }
         .into());
     }
