@@ -106,8 +106,15 @@ fn prover_id(miner: u64) -> [u8; 32] {
     }
 }
 
-fn main() -> Result<(), Failure> {
+fn main() {
     env_logger::init();
+    if let Err(error) = run() {
+        eprintln!("error: {error}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Failure> {
     let o = options()?;
     if o.make_c1 {
         return make_c1(&o);

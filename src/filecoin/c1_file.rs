@@ -126,7 +126,12 @@ impl C1Output {
     /// Reads a C1 output file (either form).
     pub fn read_file(path: impl AsRef<Path>) -> Result<Self, Error> {
         let bytes = std::fs::read(path.as_ref())?;
-        Self::from_json(&bytes).map_err(|e| malformed(format!("{}: {e}", path.as_ref().display())))
+        Self::from_json(&bytes).map_err(|error| match error {
+            Error::Filecoin(FilecoinError::MalformedC1(message)) => {
+                malformed(format!("{}: {message}", path.as_ref().display()))
+            }
+            other => other,
+        })
     }
 
     /// Parses a C1 output (either form); a truncated or corrupted one is
