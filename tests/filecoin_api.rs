@@ -413,6 +413,21 @@ fn bad_inputs_are_errors_that_name_them_and_the_pool_goes_on() {
     ));
     assert!(matches!(error, FilecoinError::MissingParameters { .. }));
 
+    // A configuration of zero sectors a partition: an error, not a panic.
+    let mut zero = post_config(PoStType::Window);
+    zero.sector_count = 0;
+    let result = filecoin::generate_window_post_with_vanilla(
+        pool(),
+        &zero,
+        &[1u8; 32],
+        prover_id,
+        copy_post(&vanilla),
+    );
+    match result {
+        Err(error) => eprintln!("as expected: {error}"),
+        Ok(_) => panic!("a PoSt over chunks of zero sectors was proved"),
+    }
+
     // The same pool goes on proving.
     let proof =
         filecoin::generate_window_post_with_vanilla(pool(), &post, &[1u8; 32], prover_id, vanilla)

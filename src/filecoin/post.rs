@@ -17,6 +17,7 @@ use storage_proofs_post::fallback::{
 
 use super::compound::{prove_partitions, PartitionRandomness};
 use super::FilecoinError;
+use crate::error::catch_circuit_panic;
 use crate::pool::ProverPool;
 use crate::Error;
 
@@ -127,77 +128,80 @@ fn prove_post<Tree: 'static + MerkleTreeTrait>(
     vanilla_proofs: Vec<FallbackPoStSectorProof<Tree>>,
     proof_randomness: Option<PartitionRandomness>,
 ) -> Result<SnarkProof, Error> {
-    if vanilla_proofs.is_empty() {
-        return Err(invalid("no vanilla proofs"));
-    }
-    let (vanilla_setup, partitions) = post_setup(post_config, vanilla_proofs.len())?;
-    let randomness_safe: <Tree::Hasher as Hasher>::Domain =
-        as_safe_commitment(randomness, "randomness").map_err(|e| invalid(&format!("{e:#}")))?;
-    let prover_id_safe: <Tree::Hasher as Hasher>::Domain =
-        as_safe_commitment(&prover_id, "prover_id").map_err(|e| invalid(&format!("{e:#}")))?;
-    let setup = compound_proof::SetupParams {
-        vanilla_params: vanilla_setup,
-        partitions,
-        priority: post_config.priority,
-    };
-    let public_params: compound_proof::PublicParams<'_, FallbackPoSt<'_, Tree>> =
-        FallbackPoStCompound::setup(&setup)
-            .map_err(|e| FilecoinError::from_crate("PoSt public parameters", e))?;
-    let public_inputs = fallback::PublicInputs {
-        randomness: randomness_safe,
-        prover_id: prover_id_safe,
-        sectors: vanilla_proofs
-            .iter()
-            .map(|proof| PublicSector {
-                id: proof.sector_id,
-                comm_r: proof.comm_r,
-            })
-            .collect(),
-        k: None,
-    };
-    let sectors: Vec<u64> = vanilla_proofs
-        .iter()
-        .map(|p| u64::from(p.sector_id))
-        .collect();
-    let refused = |detail: String| -> Error {
-        FilecoinError::VanillaProofInvalid {
-            what: format!(
-                "the {:?}PoSt over sectors {sectors:?}{detail}",
-                post_config.typ
-            ),
+    // The crates assert and panic on some inputs: an error, not a panic.
+    catch_circuit_panic(|| {
+        if vanilla_proofs.is_empty() {
+            return Err(invalid("no vanilla proofs"));
         }
-        .into()
-    };
-    // filecoin-proofs' partitioning verifies the proofs it regroups.
-    let partitioned = partition_vanilla_proofs(
-        post_config,
-        &public_params.vanilla_params,
-        &public_inputs,
-        partitions.unwrap_or(1),
-        &vanilla_proofs,
-    )
-    .map_err(|e| refused(format!(" ({e:#})")))?;
-    let valid = FallbackPoSt::<Tree>::verify_all_partitions(
-        &public_params.vanilla_params,
-        &public_inputs,
-        &partitioned,
-    )
-    .map_err(|e| FilecoinError::from_crate("verifying the PoSt vanilla proofs", e))?;
-    if !valid {
-        return Err(refused(String::new()));
-    }
-    let proofs = prove_partitions::<
-        FallbackPoSt<'_, Tree>,
-        FallbackPoStCircuit<Tree>,
-        FallbackPoStCompound<Tree>,
-    >(
-        pool,
-        &public_inputs,
-        &partitioned,
-        &public_params.vanilla_params,
-        proof_randomness,
-    )?;
-    Ok(super::proof_bytes(&proofs))
+        let (vanilla_setup, partitions) = post_setup(post_config, vanilla_proofs.len())?;
+        let randomness_safe: <Tree::Hasher as Hasher>::Domain =
+            as_safe_commitment(randomness, "randomness").map_err(|e| invalid(&format!("{e:#}")))?;
+        let prover_id_safe: <Tree::Hasher as Hasher>::Domain =
+            as_safe_commitment(&prover_id, "prover_id").map_err(|e| invalid(&format!("{e:#}")))?;
+        let setup = compound_proof::SetupParams {
+            vanilla_params: vanilla_setup,
+            partitions,
+            priority: post_config.priority,
+        };
+        let public_params: compound_proof::PublicParams<'_, FallbackPoSt<'_, Tree>> =
+            FallbackPoStCompound::setup(&setup)
+                .map_err(|e| FilecoinError::from_crate("PoSt public parameters", e))?;
+        let public_inputs = fallback::PublicInputs {
+            randomness: randomness_safe,
+            prover_id: prover_id_safe,
+            sectors: vanilla_proofs
+                .iter()
+                .map(|proof| PublicSector {
+                    id: proof.sector_id,
+                    comm_r: proof.comm_r,
+                })
+                .collect(),
+            k: None,
+        };
+        let sectors: Vec<u64> = vanilla_proofs
+            .iter()
+            .map(|p| u64::from(p.sector_id))
+            .collect();
+        let refused = |detail: String| -> Error {
+            FilecoinError::VanillaProofInvalid {
+                what: format!(
+                    "the {:?}PoSt over sectors {sectors:?}{detail}",
+                    post_config.typ
+                ),
+            }
+            .into()
+        };
+        // filecoin-proofs' partitioning verifies the proofs it regroups.
+        let partitioned = partition_vanilla_proofs(
+            post_config,
+            &public_params.vanilla_params,
+            &public_inputs,
+            partitions.unwrap_or(1),
+            &vanilla_proofs,
+        )
+        .map_err(|e| refused(format!(" ({e:#})")))?;
+        let valid = FallbackPoSt::<Tree>::verify_all_partitions(
+            &public_params.vanilla_params,
+            &public_inputs,
+            &partitioned,
+        )
+        .map_err(|e| FilecoinError::from_crate("verifying the PoSt vanilla proofs", e))?;
+        if !valid {
+            return Err(refused(String::new()));
+        }
+        let proofs = prove_partitions::<
+            FallbackPoSt<'_, Tree>,
+            FallbackPoStCircuit<Tree>,
+            FallbackPoStCompound<Tree>,
+        >(
+            pool,
+            &public_inputs,
+            &partitioned,
+            &public_params.vanilla_params,
+            proof_randomness,
+        )?;
+        Ok(super::proof_bytes(&proofs))
+    })
 }
 
 fn invalid(what: &str) -> Error {

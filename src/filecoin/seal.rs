@@ -20,6 +20,7 @@ use storage_proofs_porep::stacked::{
 
 use super::compound::{prove_partitions, PartitionRandomness};
 use super::FilecoinError;
+use crate::error::catch_circuit_panic;
 use crate::pool::ProverPool;
 use crate::Error;
 
@@ -59,54 +60,60 @@ pub fn seal_commit_phase2_with_randomness<Tree: 'static + MerkleTreeTrait>(
     sector_id: SectorId,
     randomness: Option<PartitionRandomness>,
 ) -> Result<SealCommitOutput, Error> {
-    let (comm_d, comm_r, seed, ticket) = (
-        phase1_output.comm_d,
-        phase1_output.comm_r,
-        phase1_output.seed,
-        phase1_output.ticket,
-    );
-    check_replica_id(porep_config, &phase1_output, prover_id, sector_id)?;
-    let output = seal_commit_phase2_circuit_proofs(
-        pool,
-        porep_config,
-        phase1_output,
-        sector_id,
-        randomness,
-    )?;
-    let proof = if porep_config.feature_enabled(ApiFeature::NonInteractivePoRep) {
-        if porep_config.api_version < ApiFeature::NonInteractivePoRep.first_supported_version() {
-            return Err(FilecoinError::InvalidInput(format!(
-                "API version {} does not support NI-PoRep",
-                porep_config.api_version
-            ))
-            .into());
-        }
-        aggregate_seal_commit_proofs::<Tree>(
+    // The crates assert and panic on some inputs: an error, not a panic.
+    catch_circuit_panic(|| {
+        let (comm_d, comm_r, seed, ticket) = (
+            phase1_output.comm_d,
+            phase1_output.comm_r,
+            phase1_output.seed,
+            phase1_output.ticket,
+        );
+        check_replica_id(porep_config, &phase1_output, prover_id, sector_id)?;
+        let output = seal_commit_phase2_circuit_proofs(
+            pool,
             porep_config,
-            &[comm_r],
-            &[seed],
-            &[output],
-            bellperson::groth16::aggregate::AggregateVersion::V2,
+            phase1_output,
+            sector_id,
+            randomness,
+        )?;
+        let proof = if porep_config.feature_enabled(ApiFeature::NonInteractivePoRep) {
+            if porep_config.api_version < ApiFeature::NonInteractivePoRep.first_supported_version()
+            {
+                return Err(FilecoinError::InvalidInput(format!(
+                    "API version {} does not support NI-PoRep",
+                    porep_config.api_version
+                ))
+                .into());
+            }
+            aggregate_seal_commit_proofs::<Tree>(
+                porep_config,
+                &[comm_r],
+                &[seed],
+                &[output],
+                bellperson::groth16::aggregate::AggregateVersion::V2,
+            )
+            .map_err(|e| FilecoinError::from_crate("aggregating the NI-PoRep proofs", e))?
+        } else {
+            output.proof
+        };
+        let valid = verify_seal::<Tree>(
+            porep_config,
+            comm_r,
+            comm_d,
+            prover_id,
+            sector_id,
+            ticket,
+            seed,
+            &proof,
         )
-        .map_err(|e| FilecoinError::from_crate("aggregating the NI-PoRep proofs", e))?
-    } else {
-        output.proof
-    };
-    let valid = verify_seal::<Tree>(
-        porep_config,
-        comm_r,
-        comm_d,
-        prover_id,
-        sector_id,
-        ticket,
-        seed,
-        &proof,
-    )
-    .map_err(|e| FilecoinError::from_crate("verifying the seal proof", e))?;
-    if !valid {
-        return Err(FilecoinError::NotVerified(format!("seal proof of sector {sector_id}")).into());
-    }
-    Ok(SealCommitOutput { proof })
+        .map_err(|e| FilecoinError::from_crate("verifying the seal proof", e))?;
+        if !valid {
+            return Err(
+                FilecoinError::NotVerified(format!("seal proof of sector {sector_id}")).into(),
+            );
+        }
+        Ok(SealCommitOutput { proof })
+    })
 }
 
 /// filecoin-proofs' `seal_commit_phase2_circuit_proofs` on `pool`: each
@@ -120,84 +127,88 @@ pub fn seal_commit_phase2_circuit_proofs<Tree: 'static + MerkleTreeTrait>(
     sector_id: SectorId,
     randomness: Option<PartitionRandomness>,
 ) -> Result<SealCommitOutput, Error> {
-    let SealCommitPhase1Output {
-        vanilla_proofs,
-        comm_d,
-        comm_r,
-        replica_id,
-        seed,
-        ticket: _,
-    } = phase1_output;
-    let invalid = |what: &str| -> Error { FilecoinError::InvalidInput(what.to_string()).into() };
-    if comm_d == [0; 32] {
-        return Err(invalid("comm_d is all zero"));
-    }
-    if comm_r == [0; 32] {
-        return Err(invalid("comm_r is all zero"));
-    }
-    if seed == [0; 32] {
-        return Err(invalid("the PoRep challenge seed is all zero"));
-    }
-    if vanilla_proofs.is_empty() || vanilla_proofs.iter().any(Vec::is_empty) {
-        return Err(invalid("the C1 output holds no vanilla proofs"));
-    }
-    let comm_r_safe = as_safe_commitment(&comm_r, "comm_r")
-        .map_err(|e| FilecoinError::InvalidInput(format!("{e:#}")))?;
-    let comm_d_safe = DefaultPieceDomain::try_from_bytes(&comm_d)
-        .map_err(|e| FilecoinError::InvalidInput(format!("comm_d: {e:#}")))?;
-    check_sector_size(porep_config, &vanilla_proofs)?;
+    // The crates assert and panic on some inputs: an error, not a panic.
+    catch_circuit_panic(|| {
+        let SealCommitPhase1Output {
+            vanilla_proofs,
+            comm_d,
+            comm_r,
+            replica_id,
+            seed,
+            ticket: _,
+        } = phase1_output;
+        let invalid =
+            |what: &str| -> Error { FilecoinError::InvalidInput(what.to_string()).into() };
+        if comm_d == [0; 32] {
+            return Err(invalid("comm_d is all zero"));
+        }
+        if comm_r == [0; 32] {
+            return Err(invalid("comm_r is all zero"));
+        }
+        if seed == [0; 32] {
+            return Err(invalid("the PoRep challenge seed is all zero"));
+        }
+        if vanilla_proofs.is_empty() || vanilla_proofs.iter().any(Vec::is_empty) {
+            return Err(invalid("the C1 output holds no vanilla proofs"));
+        }
+        let comm_r_safe = as_safe_commitment(&comm_r, "comm_r")
+            .map_err(|e| FilecoinError::InvalidInput(format!("{e:#}")))?;
+        let comm_d_safe = DefaultPieceDomain::try_from_bytes(&comm_d)
+            .map_err(|e| FilecoinError::InvalidInput(format!("comm_d: {e:#}")))?;
+        check_sector_size(porep_config, &vanilla_proofs)?;
 
-    let public_inputs = stacked::PublicInputs {
-        replica_id,
-        tau: Some(Tau {
-            comm_d: comm_d_safe,
-            comm_r: comm_r_safe,
-        }),
-        k: None,
-        seed: Some(seed),
-    };
-    let setup = compound_proof::SetupParams {
-        vanilla_params: setup_params(porep_config)
-            .map_err(|e| FilecoinError::from_crate("PoRep setup parameters", e))?,
-        partitions: Some(usize::from(porep_config.partitions)),
-        priority: false,
-    };
-    let public_params = StackedCompound::<Tree, DefaultPieceHasher>::setup(&setup)
-        .map_err(|e| FilecoinError::from_crate("PoRep public parameters", e))?;
-    let partitions = usize::from(porep_config.partitions);
-    if vanilla_proofs.len() != partitions {
-        return Err(FilecoinError::InvalidInput(format!(
+        let public_inputs = stacked::PublicInputs {
+            replica_id,
+            tau: Some(Tau {
+                comm_d: comm_d_safe,
+                comm_r: comm_r_safe,
+            }),
+            k: None,
+            seed: Some(seed),
+        };
+        let setup = compound_proof::SetupParams {
+            vanilla_params: setup_params(porep_config)
+                .map_err(|e| FilecoinError::from_crate("PoRep setup parameters", e))?,
+            partitions: Some(usize::from(porep_config.partitions)),
+            priority: false,
+        };
+        let public_params = StackedCompound::<Tree, DefaultPieceHasher>::setup(&setup)
+            .map_err(|e| FilecoinError::from_crate("PoRep public parameters", e))?;
+        let partitions = usize::from(porep_config.partitions);
+        if vanilla_proofs.len() != partitions {
+            return Err(FilecoinError::InvalidInput(format!(
             "the C1 output holds {} partitions of vanilla proofs, the configuration has {partitions}",
             vanilla_proofs.len()
         ))
         .into());
-    }
-    let valid = StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(
-        &public_params.vanilla_params,
-        &public_inputs,
-        &vanilla_proofs,
-    )
-    .map_err(|e| FilecoinError::from_crate("verifying the PoRep vanilla proofs", e))?;
-    if !valid {
-        return Err(FilecoinError::VanillaProofInvalid {
-            what: format!("sector {sector_id}'s PoRep (partitions: {partitions})"),
         }
-        .into());
-    }
+        let valid = StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(
+            &public_params.vanilla_params,
+            &public_inputs,
+            &vanilla_proofs,
+        )
+        .map_err(|e| FilecoinError::from_crate("verifying the PoRep vanilla proofs", e))?;
+        if !valid {
+            return Err(FilecoinError::VanillaProofInvalid {
+                what: format!("sector {sector_id}'s PoRep (partitions: {partitions})"),
+            }
+            .into());
+        }
 
-    let proofs = prove_partitions::<
-        StackedDrg<'_, Tree, DefaultPieceHasher>,
-        StackedCircuit<Tree, DefaultPieceHasher>,
-        StackedCompound<Tree, DefaultPieceHasher>,
-    >(
-        pool,
-        &public_inputs,
-        &vanilla_proofs,
-        &public_params.vanilla_params,
-        randomness,
-    )?;
-    Ok(SealCommitOutput {
-        proof: super::proof_bytes(&proofs),
+        let proofs = prove_partitions::<
+            StackedDrg<'_, Tree, DefaultPieceHasher>,
+            StackedCircuit<Tree, DefaultPieceHasher>,
+            StackedCompound<Tree, DefaultPieceHasher>,
+        >(
+            pool,
+            &public_inputs,
+            &vanilla_proofs,
+            &public_params.vanilla_params,
+            randomness,
+        )?;
+        Ok(SealCommitOutput {
+            proof: super::proof_bytes(&proofs),
+        })
     })
 }
 

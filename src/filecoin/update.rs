@@ -16,6 +16,7 @@ use storage_proofs_update::{
 
 use super::compound::{prove_partitions, PartitionRandomness};
 use super::FilecoinError;
+use crate::error::catch_circuit_panic;
 use crate::pool::ProverPool;
 use crate::Error;
 
@@ -57,63 +58,66 @@ pub fn generate_empty_sector_update_proof_with_randomness<
     comm_d_new: Commitment,
     randomness: Option<PartitionRandomness>,
 ) -> Result<EmptySectorUpdateProof, Error> {
-    let domain = |name: &str, bytes: &Commitment| {
-        <TreeRHasher as filecoin_hashers::Hasher>::Domain::try_from_bytes(bytes)
-            .map_err(|e| FilecoinError::InvalidInput(format!("{name}: {e:#}")))
-    };
-    let comm_r_old_safe = domain("comm_r_old", &comm_r_old)?;
-    let comm_r_new_safe = domain("comm_r_new", &comm_r_new)?;
-    let comm_d_new_safe = DefaultPieceDomain::try_from_bytes(&comm_d_new)
-        .map_err(|e| FilecoinError::InvalidInput(format!("comm_d_new: {e:#}")))?;
+    // The crates assert and panic on some inputs: an error, not a panic.
+    catch_circuit_panic(|| {
+        let domain = |name: &str, bytes: &Commitment| {
+            <TreeRHasher as filecoin_hashers::Hasher>::Domain::try_from_bytes(bytes)
+                .map_err(|e| FilecoinError::InvalidInput(format!("{name}: {e:#}")))
+        };
+        let comm_r_old_safe = domain("comm_r_old", &comm_r_old)?;
+        let comm_r_new_safe = domain("comm_r_new", &comm_r_new)?;
+        let comm_d_new_safe = DefaultPieceDomain::try_from_bytes(&comm_d_new)
+            .map_err(|e| FilecoinError::InvalidInput(format!("comm_d_new: {e:#}")))?;
 
-    let config = SectorUpdateConfig::from_porep_config(porep_config);
-    let partitions = usize::from(config.update_partitions);
-    if vanilla_proofs.len() != partitions {
-        return Err(FilecoinError::InvalidInput(format!(
-            "{} vanilla partition proofs, a {}-byte sector's update has {partitions}",
-            vanilla_proofs.len(),
-            u64::from(config.sector_size)
-        ))
-        .into());
-    }
-    let public_inputs = PublicInputs {
-        k: partitions,
-        comm_r_old: comm_r_old_safe,
-        comm_d_new: comm_d_new_safe,
-        comm_r_new: comm_r_new_safe,
-        h: config.h,
-    };
-    let setup = compound_proof::SetupParams {
-        vanilla_params: SetupParams {
-            sector_bytes: u64::from(config.sector_size),
-        },
-        partitions: Some(partitions),
-        priority: false,
-    };
-    let public_params = EmptySectorUpdateCompound::<Tree>::setup(&setup)
-        .map_err(|e| FilecoinError::from_crate("sector update public parameters", e))?;
-    let valid = EmptySectorUpdate::<Tree>::verify_all_partitions(
-        &public_params.vanilla_params,
-        &public_inputs,
-        &vanilla_proofs,
-    )
-    .map_err(|e| FilecoinError::from_crate("verifying the sector update vanilla proofs", e))?;
-    if !valid {
-        return Err(FilecoinError::VanillaProofInvalid {
-            what: format!("the sector update (partitions: {partitions})"),
+        let config = SectorUpdateConfig::from_porep_config(porep_config);
+        let partitions = usize::from(config.update_partitions);
+        if vanilla_proofs.len() != partitions {
+            return Err(FilecoinError::InvalidInput(format!(
+                "{} vanilla partition proofs, a {}-byte sector's update has {partitions}",
+                vanilla_proofs.len(),
+                u64::from(config.sector_size)
+            ))
+            .into());
         }
-        .into());
-    }
-    let proofs = prove_partitions::<
-        EmptySectorUpdate<Tree>,
-        EmptySectorUpdateCircuit<Tree>,
-        EmptySectorUpdateCompound<Tree>,
-    >(
-        pool,
-        &public_inputs,
-        &vanilla_proofs,
-        &public_params.vanilla_params,
-        randomness,
-    )?;
-    Ok(EmptySectorUpdateProof(super::proof_bytes(&proofs)))
+        let public_inputs = PublicInputs {
+            k: partitions,
+            comm_r_old: comm_r_old_safe,
+            comm_d_new: comm_d_new_safe,
+            comm_r_new: comm_r_new_safe,
+            h: config.h,
+        };
+        let setup = compound_proof::SetupParams {
+            vanilla_params: SetupParams {
+                sector_bytes: u64::from(config.sector_size),
+            },
+            partitions: Some(partitions),
+            priority: false,
+        };
+        let public_params = EmptySectorUpdateCompound::<Tree>::setup(&setup)
+            .map_err(|e| FilecoinError::from_crate("sector update public parameters", e))?;
+        let valid = EmptySectorUpdate::<Tree>::verify_all_partitions(
+            &public_params.vanilla_params,
+            &public_inputs,
+            &vanilla_proofs,
+        )
+        .map_err(|e| FilecoinError::from_crate("verifying the sector update vanilla proofs", e))?;
+        if !valid {
+            return Err(FilecoinError::VanillaProofInvalid {
+                what: format!("the sector update (partitions: {partitions})"),
+            }
+            .into());
+        }
+        let proofs = prove_partitions::<
+            EmptySectorUpdate<Tree>,
+            EmptySectorUpdateCircuit<Tree>,
+            EmptySectorUpdateCompound<Tree>,
+        >(
+            pool,
+            &public_inputs,
+            &vanilla_proofs,
+            &public_params.vanilla_params,
+            randomness,
+        )?;
+        Ok(EmptySectorUpdateProof(super::proof_bytes(&proofs)))
+    })
 }
