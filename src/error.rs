@@ -79,6 +79,10 @@ pub enum Error {
         /// Bytes available when asked.
         available: u64,
     },
+    /// One of Filecoin's calls failed outside the proving (feature `filecoin`).
+    #[cfg(feature = "filecoin")]
+    #[error(transparent)]
+    Filecoin(#[from] crate::filecoin::FilecoinError),
     /// An I/O error while reading or writing.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

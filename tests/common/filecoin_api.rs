@@ -1,0 +1,180 @@
+//! Helpers for tests/filecoin_api.rs: a parameter cache of keys from our
+//! own generator where filecoin-proofs looks for them (no download), and
+//! 2 KiB sectors sealed through filecoin-proofs' own calls.
+#![allow(dead_code)]
+
+use std::io::{Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
+
+use bellpepper_core::Circuit;
+use blstrs::Scalar;
+use filecoin_proofs::{
+    add_piece, generate_piece_commitment, seal_commit_phase1, seal_pre_commit_phase1,
+    seal_pre_commit_phase2, PieceInfo, PoRepConfig, SealCommitPhase1Output, SealPreCommitOutput,
+    SectorShape2KiB, UnpaddedBytesAmount,
+};
+use groth16_gpu::filecoin::{cache_identifier, params_path};
+use groth16_gpu::generate_parameters_for_shape_random;
+use groth16_gpu::synthesis::CircuitShape;
+use rand_chacha::ChaCha20Rng;
+use rand_core::{RngCore, SeedableRng};
+use storage_proofs_core::api_version::{ApiFeature, ApiVersion};
+use storage_proofs_core::compound_proof::{CircuitComponent, CompoundProof};
+use storage_proofs_core::parameter_cache::ParameterSetMetadata;
+use storage_proofs_core::proof::ProofScheme;
+use storage_proofs_core::sector::SectorId;
+use tempfile::{tempdir, NamedTempFile, TempDir};
+
+pub type Tree = SectorShape2KiB;
+pub const SECTOR_SIZE: u64 = filecoin_proofs::SECTOR_SIZE_2_KIB;
+
+/// The parameter cache of these tests: under cargo's temporary folder for
+/// integration tests, so keys made once serve later runs. filecoin-proofs
+/// reads `FIL_PROOFS_PARAMETER_CACHE` once, at its first use, so every test
+/// calls this first.
+pub fn parameter_cache() -> PathBuf {
+    static SET: Once = Once::new();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("filecoin-parameters");
+    SET.call_once(|| {
+        std::fs::create_dir_all(&dir).expect("parameter cache folder");
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
+        let _ = env_logger::builder().is_test(true).try_init();
+    });
+    dir
+}
+
+/// Makes sure the `.params` file of `P`'s circuit for `vanilla_params`
+/// exists where filecoin-proofs looks: a key from our generator (random
+/// trapdoor) for the blank circuit's shape. filecoin-proofs derives the
+/// `.vk` from it when it first verifies.
+pub fn ensure_params<'a, S, C, P>(vanilla_params: &S::PublicParams)
+where
+    S: ProofScheme<'a>,
+    C: Circuit<Scalar> + CircuitComponent + Send,
+    P: CompoundProof<'a, S, C>,
+    S::Proof: Sync + Send,
+    S::PublicParams: ParameterSetMetadata + Sync + Send,
+    S::PublicInputs: Clone + Sync,
+{
+    // One key generation at a time (tests run on threads side by side).
+    static GENERATING: Mutex<()> = Mutex::new(());
+    parameter_cache();
+    let id = cache_identifier::<S, C, P>(vanilla_params);
+    let path = params_path(&id);
+    let _one = GENERATING.lock().unwrap_or_else(|e| e.into_inner());
+    if path.exists() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let shape = CircuitShape::record(P::blank_circuit(vanilla_params)).expect("blank circuit");
+    let mut rng = ChaCha20Rng::seed_from_u64(rand_core::OsRng.next_u64());
+    let key = generate_parameters_for_shape_random(&shape, &mut rng).expect("keys");
+    let partial = path.with_extension("partial");
+    key.write_file(&partial).expect("write the parameters");
+    std::fs::rename(&partial, &path).expect("rename the parameters");
+    eprintln!(
+        "{id}: {} constraints, keys in {:.1?}",
+        shape.num_constraints(),
+        started.elapsed()
+    );
+}
+
+/// The PoRep configuration of a 2 KiB sector at `api_version` (interactive).
+pub fn porep_config(api_version: ApiVersion, features: Vec<ApiFeature>) -> PoRepConfig {
+    let mut porep_id = [0u8; 32];
+    porep_id[0] = 5; // any id: the tests make their own keys
+    PoRepConfig::new_groth16_with_features(SECTOR_SIZE, porep_id, api_version, features)
+        .expect("porep config")
+}
+
+/// A 2 KiB sector sealed by filecoin-proofs: its files and every output up
+/// to commit phase 1.
+pub struct SealedSector {
+    pub cache_dir: TempDir,
+    pub replica: NamedTempFile,
+    pub prover_id: [u8; 32],
+    pub sector_id: SectorId,
+    pub ticket: [u8; 32],
+    pub seed: [u8; 32],
+    pub piece_infos: Vec<PieceInfo>,
+    pub pre_commit: SealPreCommitOutput,
+    pub phase1: SealCommitPhase1Output<Tree>,
+}
+
+/// Seals a sector of random data: filecoin-proofs' piece commitment,
+/// add_piece, pre-commit 1 and 2, commit 1.
+pub fn seal_sector(config: &PoRepConfig, rng: &mut impl RngCore) -> SealedSector {
+    parameter_cache();
+    let piece_size = UnpaddedBytesAmount::from(config.sector_size);
+    let mut data = vec![0u8; u64::from(piece_size) as usize];
+    rng.fill_bytes(&mut data);
+    let mut piece = NamedTempFile::new().unwrap();
+    piece.write_all(&data).unwrap();
+    piece.rewind().unwrap();
+    let piece_info = generate_piece_commitment(piece.as_file_mut(), piece_size).unwrap();
+    piece.rewind().unwrap();
+    let mut staged = NamedTempFile::new().unwrap();
+    add_piece(piece.as_file_mut(), &mut staged, piece_size, &[]).unwrap();
+    let piece_infos = vec![piece_info];
+
+    let cache_dir = tempdir().unwrap();
+    let replica = NamedTempFile::new().unwrap();
+    let mut prover_id = [0u8; 32];
+    rng.fill_bytes(&mut prover_id[..31]); // a field element
+    let sector_id = SectorId::from(rng.next_u64());
+    let mut ticket = [0u8; 32];
+    rng.fill_bytes(&mut ticket);
+    let mut seed = [0u8; 32];
+    rng.fill_bytes(&mut seed);
+
+    let pc1 = seal_pre_commit_phase1::<_, _, _, Tree>(
+        config,
+        cache_dir.path(),
+        staged.path(),
+        replica.path(),
+        prover_id,
+        sector_id,
+        ticket,
+        &piece_infos,
+    )
+    .expect("pre-commit 1");
+    let pre_commit = seal_pre_commit_phase2(config, pc1, cache_dir.path(), replica.path())
+        .expect("pre-commit 2");
+    let phase1 = seal_commit_phase1::<_, Tree>(
+        config,
+        cache_dir.path(),
+        replica.path(),
+        prover_id,
+        sector_id,
+        ticket,
+        seed,
+        pre_commit.clone(),
+        &piece_infos,
+    )
+    .expect("commit 1");
+    SealedSector {
+        cache_dir,
+        replica,
+        prover_id,
+        sector_id,
+        ticket,
+        seed,
+        piece_infos,
+        pre_commit,
+        phase1,
+    }
+}
+
+/// A deterministic generator for a test, its seed printed.
+pub fn test_rng() -> ChaCha20Rng {
+    let seed = rand_core::OsRng.next_u64();
+    eprintln!("seed {seed}");
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+/// A copy of a C1 output (the type is not `Clone`): through its JSON, as
+/// it travels between processes.
+pub fn copy_phase1(output: &SealCommitPhase1Output<Tree>) -> SealCommitPhase1Output<Tree> {
+    serde_json::from_value(serde_json::to_value(output).unwrap()).unwrap()
+}
