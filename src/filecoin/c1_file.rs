@@ -248,36 +248,12 @@ fn malformed(message: String) -> Error {
     FilecoinError::MalformedC1(message).into()
 }
 
-/// Standard base64 (with or without padding), as Go's JSON writes `[]byte`.
+/// Standard base64 with its padding, as Go's JSON writes `[]byte`.
 fn decode_base64(text: &str) -> Result<Vec<u8>, Error> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let digits = text.trim_end_matches('=').as_bytes();
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    for chunk in digits.chunks(4) {
-        let mut word = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            let v = value(c)
-                .ok_or_else(|| malformed(format!("Phase1Out: {:?} is not base64", c as char)))?;
-            word |= v << (18 - 6 * i);
-        }
-        let bytes = word.to_be_bytes();
-        match chunk.len() {
-            4 => out.extend_from_slice(&bytes[1..4]),
-            3 => out.extend_from_slice(&bytes[1..3]),
-            2 => out.push(bytes[1]),
-            _ => return Err(malformed("Phase1Out: truncated base64".into())),
-        }
-    }
-    Ok(out)
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|error| malformed(format!("Phase1Out is not base64: {error}")))
 }
 
 #[cfg(test)]
