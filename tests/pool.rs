@@ -278,6 +278,22 @@ fn past_the_limit_the_cpu_proves_a_job_where_fallback_is_on() {
     assert_eq!((stats.failures, stats.proofs), (2, 2));
 }
 
+/// The bellperson-shaped functions called from every thread of rayon's
+/// global pool at once: their jobs' CPU proofs need that pool too, so the
+/// waiting callers run its work meanwhile instead of starving it.
+#[test]
+fn calls_from_every_rayon_thread_finish() {
+    use rayon::prelude::*;
+    let key = key(STEPS);
+    let calls = 2 * rayon::current_num_threads();
+    let circuits = circuits(calls, STEPS);
+    let proofs: Vec<Proof> = circuits
+        .par_iter()
+        .map(|circuit| groth16_gpu::create_random_proof(circuit.clone(), &key, &mut OsRng).unwrap())
+        .collect();
+    assert_verifies(&key, &circuits, &proofs);
+}
+
 #[test]
 fn urgent_jobs_go_ahead_of_queued_batch_work() {
     let key = key(STEPS);

@@ -3,8 +3,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::PoolError;
 use crate::groth16::Proof;
@@ -112,16 +113,31 @@ impl Batch {
     pub fn wait_for_queue_at_most(&self, limit: usize) -> bool {
         let mut state = self.state.lock();
         while state.queued > limit && !state.cancelled {
-            self.changed.wait(&mut state);
+            self.block(&mut state);
         }
         !state.cancelled
+    }
+
+    /// Waits for the batch to change. A rayon thread runs
+    /// queued rayon work meanwhile: the workers' CPU proofs use that pool,
+    /// and callers that fill it (a `par_iter` of `create_proof`s) would
+    /// otherwise wait for work no thread is left to run.
+    fn block(&self, state: &mut MutexGuard<'_, BatchState>) {
+        if rayon::current_thread_index().is_none() {
+            self.changed.wait(state);
+            return;
+        }
+        let ran = MutexGuard::unlocked(state, rayon::yield_now);
+        if ran != Some(rayon::Yield::Executed) {
+            self.changed.wait_for(state, Duration::from_millis(1));
+        }
     }
 
     /// Waits for every slot and returns them in job order.
     pub fn wait(&self) -> Vec<JobReport> {
         let mut state = self.state.lock();
         while state.open > 0 {
-            self.changed.wait(&mut state);
+            self.block(&mut state);
         }
         std::mem::take(&mut state.slots)
             .into_iter()
