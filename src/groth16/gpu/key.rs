@@ -32,7 +32,7 @@ impl GpuProvingKey {
     /// Copies `key`'s points to the guard's device, with shifted copies of
     /// its base sets where they fit ([`ShiftedCopies::WhereTheyFit`]). A key
     /// that cannot fit together with one proof's working memory is refused
-    /// before anything is allocated ([`GpuError::OutOfMemory`]).
+    /// before anything is allocated ([`GpuError::OutOfMemory`](crate::device::GpuError::OutOfMemory)).
     pub fn upload(guard: &DeviceGuard<'_>, key: &ProvingKey) -> Result<Self, Error> {
         Self::upload_with(guard, key, ShiftedCopies::WhereTheyFit)
     }
