@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use blstrs::{Fp, Fp2, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use ff::Field;
+use ff::{Field, PrimeField};
 use groth16_gpu::device::DeviceGuard;
 use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{RngCore, SeedableRng};
@@ -146,4 +146,14 @@ pub fn with_stray_bits(mut words: Vec<u64>, n: usize) -> Vec<u64> {
         }
     }
     words
+}
+
+/// A scalar whose every `bits`-bit window holds the digit 1 (bits must
+/// divide 8 and 256 / bits windows stay below r): every point then lands
+/// in bucket 1 of every copy, the heaviest bucket copies can make.
+pub fn ones_in_every_window(bits: u32) -> Scalar {
+    let byte = (0..8 / bits).fold(0u8, |acc, k| acc | (1 << (k * bits)));
+    let mut repr = [byte; 32];
+    repr[31] &= 0x3f; // below r whatever the pattern
+    Scalar::from_repr_vartime(repr).expect("below r")
 }
