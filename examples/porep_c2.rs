@@ -8,7 +8,7 @@
 //! cargo run --release --features cuda --example porep_c2 -- \
 //!     [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64]
 //!     [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3]
-//!     [--synthesis-threads N] [--device N]
+//!     [--pipelines parts:2[,threads:10,...]] [--device N]
 //! ```
 //! Stages, each timed, so a device session can run them apart:
 //! 1. replicate the sector and build the partitions' circuits;
@@ -23,11 +23,12 @@
 //!    key stays);
 //! 5. one partition alone: its witness on one thread and with its
 //!    challenges on every core (the two compared), then its GPU half
-//!    `--repeats` times (best and median);
+//!    `--repeats` times (best and median, and the best one's stages);
 //! 6. every partition from circuit to proof, each proved as its witness is
-//!    ready: by default one partition at a time with its challenges
-//!    synthesized on every core (joined into the sequential witness), or
-//!    with `--synthesis-threads N` N partitions at a time, one thread each;
+//!    ready, once for each of `--pipelines`: `parts:N` synthesizes N
+//!    partitions at a time, each one's challenges over every core (joined
+//!    into the sequential witness; the default is parts:2), `threads:N`
+//!    N partitions at a time, one thread each;
 //! 7. every proof verified with the public inputs Filecoin's crates compute.
 //!
 //! Then a table of it all, with peak host and device memory.
@@ -51,6 +52,7 @@ use filecoin::{
 use flags::Flags;
 use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
 use groth16_gpu::groth16::gpu::GpuProvingKey;
+use groth16_gpu::groth16::StageTimes;
 use groth16_gpu::params::{generate_parameters_for_shape_on_gpu, CheckMode, Trapdoor};
 use groth16_gpu::synthesis::CircuitShape;
 use groth16_gpu::{prepare_verifying_key, verify_proofs_batch, Error, Proof, ProvingKey};
@@ -73,7 +75,7 @@ struct Options {
     record_only: bool,
     estimate: bool,
     repeats: usize,
-    synthesis_threads: Option<usize>,
+    pipelines: Vec<Synthesis>,
     device: usize,
 }
 
@@ -90,7 +92,7 @@ fn parse_options() -> Result<Options, String> {
         record_only: false,
         estimate: false,
         repeats: 3,
-        synthesis_threads: None,
+        pipelines: vec![Synthesis::InParts(2)],
         device: 0,
     };
     let mut flags = Flags::from_env();
@@ -105,7 +107,13 @@ fn parse_options() -> Result<Options, String> {
             "--record-only" => options.record_only = true,
             "--estimate" => options.estimate = true,
             "--repeats" => options.repeats = flags.parsed(&flag)?,
-            "--synthesis-threads" => options.synthesis_threads = Some(flags.parsed(&flag)?),
+            "--pipelines" => {
+                options.pipelines = flags
+                    .value(&flag)?
+                    .split(',')
+                    .map(Synthesis::parse)
+                    .collect::<Result<_, _>>()?
+            }
             "--device" => options.device = flags.parsed(&flag)?,
             other => return Err(format!("unknown option {other}")),
         }
@@ -129,7 +137,7 @@ fn main() {
         .format_timestamp_millis()
         .init();
     let options = parse_options().unwrap_or_else(|e| {
-        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--synthesis-threads N] [--device N]");
+        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--pipelines parts:2,threads:10] [--device N]");
         std::process::exit(2);
     });
     if let Err(e) = run(&options) {
@@ -319,6 +327,56 @@ fn best_and_median(mut times: Vec<Duration>) -> String {
     )
 }
 
+/// One partition's GPU half `--repeats` times: its start (A, B, C
+/// evaluated from the witness and uploaded) and its whole, best and
+/// median, and the stages of the best run.
+fn gpu_half_alone(
+    options: &Options,
+    report: &mut Report,
+    guard: &DeviceGuard<'_>,
+    prover: &Prover,
+    shape: &CircuitShape,
+    witness: &groth16_gpu::synthesis::WitnessAssignment,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let (mut starts, mut wholes) = (Vec::new(), Vec::new());
+    let mut best: Option<(Duration, StageTimes)> = None;
+    for _ in 0..options.repeats {
+        let start = Instant::now();
+        let pending = prover.start(guard, shape, witness)?;
+        starts.push(start.elapsed());
+        let (_, stages) = prover.finish_timed(guard, pending)?;
+        let whole = start.elapsed();
+        wholes.push(whole);
+        let faster = best.map_or(true, |(fastest, _)| whole < fastest);
+        if let Some(stages) = stages.filter(|_| faster) {
+            best = Some((whole, stages));
+        }
+    }
+    report.row("one partition: GPU half", best_and_median(wholes));
+    report.row(
+        "one partition: its start (A, B, C evaluated and uploaded)",
+        best_and_median(starts),
+    );
+    if let Some((_, t)) = best {
+        let ms = |d: Duration| format!("{:.0}", d.as_secs_f64() * 1e3);
+        report.row(
+            "one partition: stages of the best (ms, on the device's lanes: they overlap)",
+            format!(
+                "upload {}, H polynomial {}, MSM h {}, l {}, a {}, b_g1 {}, b_g2 {}, assembly {}",
+                ms(t.upload),
+                ms(t.h_polynomial),
+                ms(t.msm_h),
+                ms(t.msm_l),
+                ms(t.msm_a),
+                ms(t.msm_b_g1),
+                ms(t.msm_b_g2),
+                ms(t.assembly)
+            ),
+        );
+    }
+    Ok(())
+}
+
 fn prove_on_device(
     options: &Options,
     report: &mut Report,
@@ -373,42 +431,44 @@ fn prove_on_device(
         return Err("the witness synthesized in parts differs from the sequential one".into());
     }
     drop(sequential);
-    let mut gpu_halves = Vec::new();
-    for _ in 0..options.repeats {
-        let start = Instant::now();
-        let pending = prover.start(&guard, shape, &witness)?;
-        prover.finish(&guard, pending)?;
-        gpu_halves.push(start.elapsed());
-    }
+    gpu_half_alone(options, report, &guard, &prover, shape, &witness)?;
     drop(witness);
-    report.row("one partition: GPU half", best_and_median(gpu_halves));
 
-    let synthesis = match options.synthesis_threads {
-        Some(threads) => Synthesis::PartitionsAtOnce(threads.max(1)),
-        None => Synthesis::ChallengesAtOnce,
-    };
-    let start = Instant::now();
-    let (proofs, synthesis_times) =
-        prove_pipelined(&guard, &prover, shape, circuits, parts, synthesis)?;
-    let wall = start.elapsed();
-    report.row(
-        format!("{} partitions: circuits to proofs (wall)", proofs.len()),
-        format!(
-            "{} ({} a partition)",
-            secs(wall),
-            secs(wall / proofs.len() as u32)
-        ),
-    );
-    report.row(
-        format!("per-partition witness, {}", synthesis.describe()),
-        best_and_median(synthesis_times),
-    );
+    let mut proofs = Vec::new();
+    for &synthesis in &options.pipelines {
+        let start = Instant::now();
+        let (made, synthesis_times) = prove_pipelined(
+            &guard,
+            &prover,
+            shape,
+            circuits.clone(),
+            parts.clone(),
+            synthesis,
+        )?;
+        let wall = start.elapsed();
+        report.row(
+            format!(
+                "{} partitions, circuits to proofs (wall), {}",
+                made.len(),
+                synthesis.describe()
+            ),
+            format!(
+                "{} ({} a partition); witnesses {}",
+                secs(wall),
+                secs(wall / made.len() as u32),
+                best_and_median(synthesis_times)
+            ),
+        );
+        proofs.extend(made);
+    }
     drop(guard);
     report.row(
         "peak device memory in use",
         format!("{} GB", sampler.stop() / 1_000_000_000),
     );
 
+    // Each pipeline proved every partition: the inputs repeat in order.
+    let inputs: Vec<Vec<Scalar>> = inputs.iter().cycle().take(proofs.len()).cloned().collect();
     let refs: Vec<&Proof> = proofs.iter().collect();
     if !verify_proofs_batch(&pvk, &mut OsRng, &refs, &inputs)? {
         return Err("a proof did not verify".into());

@@ -2,6 +2,7 @@
 //! it, and every partition from circuit to proof with synthesis on the
 //! host's cores overlapped with the device.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -9,8 +10,9 @@ use blstrs::Scalar;
 use ff::Field;
 use groth16_gpu::device::DeviceGuard;
 use groth16_gpu::groth16::gpu::{
-    finish_proof, prove_streamed, start_proof_shaped, GpuProvingKey, PendingProof,
+    finish_proof_timed, prove_streamed, start_proof_shaped, GpuProvingKey, PendingProof,
 };
+use groth16_gpu::groth16::StageTimes;
 use groth16_gpu::synthesis::{CircuitShape, WitnessAssignment};
 use groth16_gpu::{Error, Proof, ProvingKey};
 use rand_core::OsRng;
@@ -65,9 +67,21 @@ impl Prover {
     }
 
     pub fn finish(&self, guard: &DeviceGuard<'_>, started: Started) -> Result<Proof, Error> {
+        self.finish_timed(guard, started).map(|(proof, _)| proof)
+    }
+
+    /// The proof, with its stages' times where the key is resident (a
+    /// streamed proof has no such breakdown).
+    pub fn finish_timed(
+        &self,
+        guard: &DeviceGuard<'_>,
+        started: Started,
+    ) -> Result<(Proof, Option<StageTimes>), Error> {
         match started {
-            Started::Pending(pending) => finish_proof(guard, pending),
-            Started::Done(proof) => Ok(*proof),
+            Started::Pending(pending) => {
+                finish_proof_timed(guard, pending).map(|(proof, times)| (proof, Some(times)))
+            }
+            Started::Done(proof) => Ok((*proof, None)),
         }
     }
 }
@@ -80,23 +94,37 @@ type Synthesized = (
 );
 
 /// How the pipeline computes witnesses.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Synthesis {
-    /// One partition after another, each one's challenges over every core.
-    ChallengesAtOnce,
-    /// Partitions side by side on this many threads, each one's witness on
-    /// one thread.
-    PartitionsAtOnce(usize),
+    /// This many partitions at a time, each one's challenges over every
+    /// core (one partition's challenges leave cores idle: 18 challenges
+    /// make 9 runs of two on 16 cores).
+    InParts(usize),
+    /// This many partitions at a time, each one's witness on one thread.
+    OneThreadEach(usize),
 }
 
 impl Synthesis {
+    /// "parts:N" or "threads:N".
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let bad = || format!("{spec:?} is not parts:N or threads:N (N at least 1)");
+        let (kind, count) = spec.split_once(':').ok_or_else(bad)?;
+        let count: usize = count.parse().map_err(|_| bad())?;
+        match kind {
+            _ if count == 0 => Err(bad()),
+            "parts" => Ok(Synthesis::InParts(count)),
+            "threads" => Ok(Synthesis::OneThreadEach(count)),
+            _ => Err(bad()),
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
-            Synthesis::ChallengesAtOnce => format!(
-                "one partition at a time, its challenges on {} threads",
+            Synthesis::InParts(at_once) => format!(
+                "{at_once} partition(s) at a time, challenges on {} threads",
                 rayon::current_num_threads()
             ),
-            Synthesis::PartitionsAtOnce(threads) => {
+            Synthesis::OneThreadEach(threads) => {
                 format!("{threads} partitions at a time, one thread each")
             }
         }
@@ -106,8 +134,7 @@ impl Synthesis {
     /// flight this bounds the witnesses in host memory.
     fn waiting(&self) -> usize {
         match self {
-            Synthesis::ChallengesAtOnce => 1,
-            Synthesis::PartitionsAtOnce(threads) => *threads,
+            Synthesis::InParts(at_once) | Synthesis::OneThreadEach(at_once) => *at_once,
         }
     }
 
@@ -122,17 +149,29 @@ impl Synthesis {
         use rayon::prelude::*;
         // A failed send means the prover stopped on an error: stop too.
         match self {
-            Synthesis::ChallengesAtOnce => {
+            Synthesis::InParts(at_once) => {
+                // Each thread takes the next partition; their parts share
+                // rayon's pool.
                 let cores = rayon::current_num_threads();
-                for (i, partition) in parts.iter().enumerate() {
-                    let start = Instant::now();
-                    let witness = partition.witness_in_parts(shape, cores);
-                    if sender.send((i, start.elapsed(), witness)).is_err() {
-                        return;
+                let (next, parts) = (&AtomicUsize::new(0), &parts);
+                std::thread::scope(|scope| {
+                    for _ in 0..at_once {
+                        let sender = sender.clone();
+                        scope.spawn(move || loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(partition) = parts.get(i) else {
+                                return;
+                            };
+                            let start = Instant::now();
+                            let witness = partition.witness_in_parts(shape, cores);
+                            if sender.send((i, start.elapsed(), witness)).is_err() {
+                                return;
+                            }
+                        });
                     }
-                }
+                });
             }
-            Synthesis::PartitionsAtOnce(threads) => {
+            Synthesis::OneThreadEach(threads) => {
                 let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else {
                     return;
                 };
