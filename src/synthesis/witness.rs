@@ -1,6 +1,7 @@
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
+use rayon::prelude::*;
 
 /// The variables a [`WitnessAssignment`] hands out.
 const PLACEHOLDER_AUX: Variable = Variable(Index::Aux(0));
@@ -97,22 +98,38 @@ impl WitnessAssignment {
             }
         }
         let mut joined = prefix;
-        joined
-            .input
-            .reserve(parts.iter().map(|p| p.input.len() - inputs).sum());
-        joined
-            .aux
-            .reserve(parts.iter().map(|p| p.aux.len() - aux).sum());
+        let own_inputs: Vec<&[Scalar]> = parts.iter().map(|p| &p.input[inputs..]).collect();
+        let own_aux: Vec<&[Scalar]> = parts.iter().map(|p| &p.aux[aux..]).collect();
+        append_in_parallel(&mut joined.input, &own_inputs);
+        append_in_parallel(&mut joined.aux, &own_aux);
         let shared_constraints = joined.constraints;
-        for part in parts {
-            joined.input.extend_from_slice(&part.input[inputs..]);
-            joined.aux.extend_from_slice(&part.aux[aux..]);
+        for part in &parts {
             joined.constraints = match (joined.constraints, part.constraints, shared_constraints) {
                 (Some(total), Some(n), Some(shared)) => Some(total + n - shared),
                 _ => None,
             };
         }
         Ok(joined)
+    }
+}
+
+/// Appends `pieces` in order to `values`, copying over every core: a
+/// production partition's aux values are GBs, one thread's copy seconds.
+fn append_in_parallel(values: &mut Vec<Scalar>, pieces: &[&[Scalar]]) {
+    const CHUNK: usize = 1 << 16;
+    let start = values.len();
+    let total: usize = pieces.iter().map(|piece| piece.len()).sum();
+    values.reserve_exact(total);
+    super::huge_pages::advise(values.spare_capacity_mut());
+    // Indexed: rayon writes the zeros in place, in parallel (pages faulted in there too).
+    values.par_extend(rayon::iter::repeat_n(Scalar::ZERO, total));
+    let mut rest = &mut values[start..];
+    for piece in pieces {
+        let (slot, tail) = rest.split_at_mut(piece.len());
+        slot.par_chunks_mut(CHUNK)
+            .zip(piece.par_chunks(CHUNK))
+            .for_each(|(to, from)| to.copy_from_slice(from));
+        rest = tail;
     }
 }
 

@@ -245,8 +245,10 @@ impl PorepParts {
         shape: &CircuitShape,
         parts: usize,
     ) -> Result<WitnessAssignment, groth16_gpu::Error> {
+        let started = std::time::Instant::now();
         let mut prefix = WitnessAssignment::counting();
         self.synthesize_challenges(&mut prefix, &[])?;
+        let prefix_done = started.elapsed();
         let run = self
             .proofs
             .len()
@@ -264,7 +266,15 @@ impl PorepParts {
                 Ok(witness)
             })
             .collect::<Result<Vec<_>, groth16_gpu::Error>>()?;
-        WitnessAssignment::join_parts(prefix, witnesses)
+        let parts_done = started.elapsed();
+        let joined = WitnessAssignment::join_parts(prefix, witnesses);
+        log::info!(
+            "witness in {} runs: prefix {prefix_done:.2?}, runs {:.2?}, join {:.2?}",
+            self.proofs.len().div_ceil(run),
+            parts_done - prefix_done,
+            started.elapsed() - parts_done
+        );
+        joined
     }
 }
 
