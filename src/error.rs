@@ -61,6 +61,12 @@ pub enum Error {
     /// The circuit needs a larger evaluation domain than the scalar field supports.
     #[error("the circuit has {0} constraints, more than a radix-2 domain of BLS12-381's scalar field holds")]
     DomainTooLarge(usize),
+    /// The point τ a key is made at lies in the evaluation domain (τ^m = 1,
+    /// m its size): the key would be degenerate (Z(τ) = 0 makes every h
+    /// point the identity), so none is made. A random τ is one with
+    /// probability m/r, about 2^-228 for m = 2^27.
+    #[error("τ lies in the evaluation domain of {0} points (τ^m = 1): a key made at it would be degenerate")]
+    TauInDomain(usize),
     /// A GPU call failed (feature `cuda`).
     #[cfg(feature = "cuda")]
     #[error(transparent)]

@@ -214,6 +214,8 @@ fn generate_key(
         shape.num_aux()
     );
 
+    // First: it refuses a τ in the domain before any point is made.
+    let lagrange = logged("Lagrange basis at tau", || domain.lagrange_basis_at(tau))?;
     // Every query but b_g2 is a G1 table's: h, a, b_g1, l (and ic).
     let g1_bits = window_bits_for(m + 3 * (shape.num_inputs() + shape.num_aux()));
     let g2_bits = window_bits_for(shape.num_inputs() + shape.num_aux());
@@ -231,12 +233,10 @@ fn generate_key(
         .par_iter()
         .map(|p| *p * h_factor)
         .collect();
+    drop(tau_powers);
     let h = logged("h", || multiplier.g1(&g1_table, &h_scalars))?;
     drop(h_scalars);
 
-    // Lagrange basis at τ: the inverse NTT of the powers of τ.
-    let mut lagrange = tau_powers;
-    logged("Lagrange basis at tau", || domain.intt(&mut lagrange));
     let [inputs, aux] = logged("QAP at tau", || evaluate_at_tau(shape, &lagrange));
     drop(lagrange);
 
@@ -282,4 +282,43 @@ fn without_identities<P: PrimeCurveAffine>(mut points: Vec<P>) -> Vec<P> {
     points.retain(|p| !bool::from(p.is_identity()));
     points.shrink_to_fit();
     points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthesis::CircuitShape;
+    use bellpepper_core::{ConstraintSystem, SynthesisError};
+    use rand_core::OsRng;
+
+    /// x · x = y over one aux x and one input y: a domain of 4 points
+    /// (the constraint and the two inputs' rows).
+    struct Square;
+
+    impl Circuit<Scalar> for Square {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            let x = cs.alloc(|| "x", || Ok(Scalar::from(3u64)))?;
+            let y = cs.alloc_input(|| "y", || Ok(Scalar::from(9u64)))?;
+            cs.enforce(|| "x * x = y", |lc| lc + x, |lc| lc + x, |lc| lc + y);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_tau_in_the_domain_is_refused() {
+        let shape = CircuitShape::record(Square).unwrap();
+        let domain = Domain::new(shape.num_constraints()).unwrap();
+        let mut trapdoor = Trapdoor::random(&mut OsRng);
+        trapdoor.tau = domain.omega().pow_vartime([3]);
+        let error = generate_key(&shape, &trapdoor, &OnHost).unwrap_err();
+        assert!(
+            matches!(error, Error::TauInDomain(m) if m == domain.size()),
+            "{error}"
+        );
+        trapdoor.tau += Scalar::ONE;
+        generate_key(&shape, &trapdoor, &OnHost).unwrap();
+    }
 }

@@ -8,6 +8,9 @@ use crate::Error;
 const LOCAL_BLOCK: usize = 1 << 12;
 /// Elements per parallel task when a stage is split inside a block.
 const TASK_LEN: usize = 1 << 10;
+/// Points of the Lagrange basis a task computes: one field inversion and
+/// one exponentiation each, a few percent of the chunk's products.
+const LAGRANGE_CHUNK: usize = 1 << 12;
 
 /// A radix-2 evaluation domain of size m = 2^k over the scalar field, with
 /// the coset g·⟨ω⟩ for g the field's multiplicative generator (bellperson's choice).
@@ -92,6 +95,53 @@ impl Domain {
     /// Z(x) = x^m - 1 at `x`.
     pub fn vanishing_at(&self, x: Scalar) -> Scalar {
         x.pow_vartime([self.size as u64]) - Scalar::ONE
+    }
+
+    /// The Lagrange basis at τ, L_i(τ) for i < m: the inverse NTT of τ's
+    /// powers, by its closed form (τ^m − 1)/m · ω^i/(τ − ω^i), a few
+    /// products a point where the transform takes log m.
+    /// [`Error::TauInDomain`] where τ is a point of the domain (τ^m = 1):
+    /// the form divides by zero there, and a key made at τ would be degenerate.
+    pub fn lagrange_basis_at(&self, tau: Scalar) -> Result<Vec<Scalar>, Error> {
+        let vanishing = self.vanishing_at(tau);
+        if bool::from(vanishing.is_zero()) {
+            return Err(Error::TauInDomain(self.size));
+        }
+        let factor = vanishing * self.size_inv;
+        let mut basis = zeroed(self.size);
+        basis
+            .par_chunks_mut(LAGRANGE_CHUNK)
+            .enumerate()
+            .for_each(|(task, chunk)| {
+                self.lagrange_chunk(chunk, task * LAGRANGE_CHUNK, tau, factor)
+            });
+        Ok(basis)
+    }
+
+    /// L_i(τ) for i from `first` on, into `out`. ω^i/(τ − ω^i) is
+    /// 1/(τ·ω^-i − 1), so the chunk walks u = τ·ω^-i and inverts the
+    /// differences u − 1 together (Montgomery's batch inversion: one field
+    /// inversion a chunk); `factor` is (τ^m − 1)/m. No difference is zero
+    /// where τ^m ≠ 1.
+    fn lagrange_chunk(&self, out: &mut [Scalar], first: usize, tau: Scalar, factor: Scalar) {
+        let mut u = tau * self.omega_inv.pow_vartime([first as u64]);
+        let mut differences = Vec::with_capacity(out.len());
+        // Forward: out[j] = the product of the differences before j.
+        let mut product = Scalar::ONE;
+        for v in out.iter_mut() {
+            let difference = u - Scalar::ONE;
+            *v = product;
+            product *= difference;
+            differences.push(difference);
+            u *= self.omega_inv;
+        }
+        // Backward: `inverse` is factor / (the product of the differences up
+        // to j), so out[j] · inverse = factor / difference j.
+        let mut inverse = product.invert().unwrap() * factor;
+        for (v, difference) in out.iter_mut().zip(&differences).rev() {
+            *v *= inverse;
+            inverse *= difference;
+        }
     }
 }
 
@@ -196,9 +246,20 @@ fn bit_reverse(values: &mut [Scalar]) {
     values.copy_from_slice(&permuted);
 }
 
+/// `len` zeros, written by rayon's threads: `vec![Scalar::ZERO; len]`
+/// fills (and faults in) every page on one thread, a second or more for
+/// the GBs of a production key's vectors.
+pub(crate) fn zeroed(len: usize) -> Vec<Scalar> {
+    (0..len)
+        .into_par_iter()
+        .with_min_len(TASK_LEN)
+        .map(|_| Scalar::ZERO)
+        .collect()
+}
+
 /// base^0 .. base^(count-1), computed in parallel chunks.
 pub(crate) fn powers(base: Scalar, count: usize) -> Vec<Scalar> {
-    let mut out = vec![Scalar::ZERO; count];
+    let mut out = zeroed(count);
     out.par_chunks_mut(TASK_LEN)
         .enumerate()
         .for_each(|(task, chunk)| {
@@ -288,6 +349,31 @@ mod tests {
             let expected = coeffs.iter().rev().fold(Scalar::ZERO, |acc, c| acc * x + c);
             assert_eq!(values[i], expected, "point {i}");
         }
+    }
+
+    #[test]
+    fn lagrange_basis_is_the_inverse_ntt_of_the_powers() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(rand_core::OsRng.next_u64());
+        // 2^13 spans two chunks, the others one.
+        for m in [1usize, 2, 8, 1 << 10, 1 << 13] {
+            let domain = Domain::new(m).unwrap();
+            let tau = Scalar::random(&mut rng);
+            let mut expected = powers(tau, m);
+            domain.intt(&mut expected);
+            assert_eq!(domain.lagrange_basis_at(tau).unwrap(), expected, "m = {m}");
+        }
+    }
+
+    #[test]
+    fn lagrange_basis_refuses_a_tau_in_the_domain() {
+        let domain = Domain::new(8).unwrap();
+        let tau = domain.omega().pow_vartime([3]);
+        let error = domain.lagrange_basis_at(tau).unwrap_err();
+        assert!(matches!(error, Error::TauInDomain(8)), "{error}");
+        assert!(error.to_string().contains("degenerate"), "{error}");
+        // m = 1: the domain is {1}.
+        let error = Domain::new(1).unwrap().lagrange_basis_at(Scalar::ONE);
+        assert!(matches!(error, Err(Error::TauInDomain(1))));
     }
 
     #[test]
