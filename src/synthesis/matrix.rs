@@ -6,11 +6,26 @@ use ff::{Field, PrimeField};
 use rayon::prelude::*;
 
 use super::products::add_product;
+use crate::backend::cpu::zeroed;
 
 /// Marks a column as an aux variable; without it the column is an input.
 const AUX_FLAG: u32 = 1 << 31;
 /// Coefficient slot meaning "one": most coefficients are, and store no scalar.
 const UNIT: u32 = u32::MAX;
+/// Rows a block of [`SparseMatrix::transpose_times`] covers: a task reads a
+/// block only where the block's mask says it holds the task's columns.
+const MASK_ROWS: usize = 1 << 10;
+/// A block mask's bit for input columns; aux ranges take the bits below.
+const INPUT_SHIFT: usize = 63;
+const INPUT_BIT: u64 = 1 << INPUT_SHIFT;
+
+/// Aux columns a task of [`SparseMatrix::transpose_times`] owns: about two
+/// tasks a thread, at least 2^12 columns, at most [`INPUT_SHIFT`] ranges
+/// (a mask bit each).
+fn aux_range_len(num_aux: usize) -> usize {
+    let tasks = (2 * rayon::current_num_threads()).min(INPUT_SHIFT);
+    num_aux.div_ceil(tasks).max(1 << 12)
+}
 
 /// One of A, B, C as sparse rows: a row per constraint, an entry per variable
 /// with a non-zero coefficient. Columns are 32-bit (inputs, or aux with the top
@@ -179,9 +194,10 @@ impl SparseMatrix {
 
     /// The matrix transposed times `weights` (one per row): per input and
     /// per aux variable, Σ over its entries of coefficient · `weights[row]`.
-    /// In parallel: each thread owns a range of aux columns and reads every
-    /// entry, multiplying only its own (a key's QAP at τ, where a column's
-    /// entries lie anywhere in the rows).
+    /// In parallel without a dense copy a thread: each task owns a range of
+    /// aux columns (the inputs one more) and reads only the blocks of rows
+    /// whose entries touch its range (a key's QAP at τ, where a column's
+    /// entries lie anywhere in the rows but mostly near each other).
     pub fn transpose_times(
         &self,
         weights: &[Scalar],
@@ -189,49 +205,87 @@ impl SparseMatrix {
         num_aux: usize,
     ) -> (Vec<Scalar>, Vec<Scalar>) {
         assert_eq!(weights.len(), self.num_rows(), "a weight per row");
-        let mut inputs = vec![Scalar::ZERO; num_inputs];
-        let mut aux = vec![Scalar::ZERO; num_aux];
-        let range = num_aux
-            .div_ceil(2 * rayon::current_num_threads())
-            .max(1 << 12);
+        let range = aux_range_len(num_aux);
+        let masks = self.block_masks(range);
         rayon::join(
             || {
-                self.accumulate(weights, &mut inputs, |c| {
+                let mut inputs = vec![Scalar::ZERO; num_inputs];
+                self.accumulate(weights, &masks, INPUT_BIT, &mut inputs, |c| {
                     (c & AUX_FLAG == 0).then_some(c as usize)
-                })
+                });
+                inputs
             },
             || {
+                let mut aux = zeroed(num_aux);
                 aux.par_chunks_mut(range).enumerate().for_each(|(k, out)| {
                     let (first, len) = (k * range, out.len());
-                    self.accumulate(weights, out, |c| {
+                    self.accumulate(weights, &masks, 1 << k, out, |c| {
                         let i = (c & !AUX_FLAG) as usize;
                         (c & AUX_FLAG != 0 && i >= first && i < first + len).then(|| i - first)
                     })
-                })
+                });
+                aux
             },
-        );
-        (inputs, aux)
+        )
+    }
+
+    /// Per block of [`MASK_ROWS`] rows, which column ranges its entries
+    /// touch: bit k for aux columns k·`range`.., [`INPUT_BIT`] for inputs.
+    fn block_masks(&self, range: usize) -> Vec<u64> {
+        let rows = self.num_rows();
+        (0..rows.div_ceil(MASK_ROWS))
+            .into_par_iter()
+            .map(|block| {
+                let (first, last) = (block * MASK_ROWS, rows.min((block + 1) * MASK_ROWS));
+                let entries = self.row_starts[first] as usize..self.row_starts[last] as usize;
+                self.columns[entries].iter().fold(0, |mask, &c| {
+                    mask | if c & AUX_FLAG != 0 {
+                        // Clamped: a column past num_aux (no task owns it) stays below INPUT_BIT.
+                        1 << (((c & !AUX_FLAG) as usize / range).min(INPUT_SHIFT - 1))
+                    } else {
+                        INPUT_BIT
+                    }
+                })
+            })
+            .collect()
     }
 
     /// `out[own(column)] += coefficient · weights[row]` for every entry whose
-    /// column `own` maps into `out`.
+    /// column `own` maps into `out`, in the blocks whose mask has `bit`.
     fn accumulate(
         &self,
         weights: &[Scalar],
+        masks: &[u64],
+        bit: u64,
         out: &mut [Scalar],
         own: impl Fn(u32) -> Option<usize>,
     ) {
-        for (row, weight) in weights.iter().enumerate() {
-            let (start, end) = (
-                self.row_starts[row] as usize,
-                self.row_starts[row + 1] as usize,
-            );
-            for k in start..end {
-                if let Some(i) = own(self.columns[k]) {
-                    match self.coefficients[k] {
-                        UNIT => out[i] += weight,
-                        slot => add_product(&mut out[i], weight, &self.constants[slot as usize]),
-                    }
+        let blocks = masks.iter().enumerate().filter(|(_, m)| *m & bit != 0);
+        for (block, _) in blocks {
+            let rows = block * MASK_ROWS..weights.len().min((block + 1) * MASK_ROWS);
+            for (row, weight) in rows.clone().zip(&weights[rows]) {
+                self.accumulate_row(row, weight, out, &own);
+            }
+        }
+    }
+
+    /// [`Self::accumulate`] for one row's entries.
+    fn accumulate_row(
+        &self,
+        row: usize,
+        weight: &Scalar,
+        out: &mut [Scalar],
+        own: &impl Fn(u32) -> Option<usize>,
+    ) {
+        let (start, end) = (
+            self.row_starts[row] as usize,
+            self.row_starts[row + 1] as usize,
+        );
+        for k in start..end {
+            if let Some(i) = own(self.columns[k]) {
+                match self.coefficients[k] {
+                    UNIT => out[i] += weight,
+                    slot => add_product(&mut out[i], weight, &self.constants[slot as usize]),
                 }
             }
         }
@@ -351,6 +405,19 @@ mod tests {
         matrix
     }
 
+    /// transpose_times over 3 inputs and `aux` aux variables against the
+    /// entry-by-entry sum.
+    fn assert_transpose_sums_entries(matrix: &SparseMatrix, weights: &[Scalar], aux: usize) {
+        let (mut inputs, mut expected) = (vec![Scalar::ZERO; 3], vec![Scalar::ZERO; aux]);
+        matrix.for_each_entry(|row, column, coeff| match column {
+            Column::Input(i) => inputs[i] += coeff * weights[row],
+            Column::Aux(i) => expected[i] += coeff * weights[row],
+        });
+        let (got_inputs, got_aux) = matrix.transpose_times(weights, 3, aux);
+        assert_eq!(got_inputs, inputs);
+        assert!(got_aux == expected, "aux columns differ");
+    }
+
     #[test]
     fn transposed_products_sum_every_entry_once() {
         let aux = 20_000;
@@ -358,13 +425,39 @@ mod tests {
         let weights: Vec<Scalar> = (0..matrix.num_rows())
             .map(|_| Scalar::random(OsRng))
             .collect();
-        let (mut inputs, mut expected) = (vec![Scalar::ZERO; 3], vec![Scalar::ZERO; aux]);
-        matrix.for_each_entry(|row, column, coeff| match column {
-            Column::Input(i) => inputs[i] += coeff * weights[row],
-            Column::Aux(i) => expected[i] += coeff * weights[row],
-        });
-        let (got_inputs, got_aux) = matrix.transpose_times(&weights, 3, aux);
-        assert_eq!(got_inputs, inputs);
-        assert!(got_aux == expected, "aux columns differ");
+        assert_transpose_sums_entries(&matrix, &weights, aux);
+    }
+
+    #[test]
+    fn transposed_products_skip_only_blocks_without_a_tasks_columns() {
+        // Each row's aux columns lie near its own index, with a far one now
+        // and then: most blocks touch one or two tasks' ranges.
+        let (rows, aux) = (100_000, 100_000);
+        let mut rng = OsRng;
+        let mut matrix = SparseMatrix::new();
+        for row in 0..rows {
+            let mut lc = LinearCombination::zero();
+            for _ in 0..3 {
+                let column = if rng.next_u32() % 20_000 == 0 {
+                    rng.next_u32() as usize % aux
+                } else {
+                    (row + rng.next_u32() as usize % 64) % aux
+                };
+                lc = lc + (Scalar::random(&mut rng), Variable(Index::Aux(column)));
+            }
+            if row % 1000 == 0 {
+                lc = lc + (Scalar::ONE, Variable(Index::Input(row % 3)));
+            }
+            matrix.push_row(&lc);
+        }
+        let weights: Vec<Scalar> = (0..rows).map(|_| Scalar::random(OsRng)).collect();
+        assert_transpose_sums_entries(&matrix, &weights, aux);
+        let masks = matrix.block_masks(aux / 8);
+        let narrow = masks.iter().filter(|m| m.count_ones() <= 2).count();
+        assert!(
+            narrow > masks.len() / 2,
+            "{narrow} of {} blocks",
+            masks.len()
+        );
     }
 }

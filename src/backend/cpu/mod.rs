@@ -21,5 +21,5 @@ mod ntt;
 
 pub use affine::BatchAffine;
 pub use msm::{msm, msm_with_density, MsmAffine};
-pub(crate) use ntt::powers;
 pub use ntt::{compute_h, ntt_in_place, Domain};
+pub(crate) use ntt::{powers, zeroed};
