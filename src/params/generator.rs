@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::fixed_base::{window_bits_for, FixedBase, Multiplier, OnHost};
 use super::host_memory;
 use super::{ProvingKey, VerifyingKey};
-use crate::backend::cpu::{powers, Domain};
+use crate::backend::cpu::{powers, zeroed, Domain};
 use crate::synthesis::CircuitShape;
 use crate::Error;
 
@@ -199,6 +199,10 @@ fn generate_key(
         Option::from(gamma.invert()).ok_or(SynthesisError::UnexpectedIdentity)?;
     let delta_inv: Scalar =
         Option::from(delta.invert()).ok_or(SynthesisError::UnexpectedIdentity)?;
+    // Every point would be the identity; a and b rely on g·s being one only for s = 0.
+    if bool::from(g1.is_identity() | g2.is_identity()) {
+        return Err(SynthesisError::UnexpectedIdentity.into());
+    }
     let domain = Domain::new(shape.num_constraints())?;
     let m = domain.size();
     host_memory::ensure_fits(
@@ -240,12 +244,15 @@ fn generate_key(
     let [inputs, aux] = logged("QAP at tau", || evaluate_at_tau(shape, &lagrange));
     drop(lagrange);
 
-    let a_all: Vec<Scalar> = inputs.a.iter().chain(&aux.a).copied().collect();
-    let b_all: Vec<Scalar> = inputs.b.iter().chain(&aux.b).copied().collect();
-    let a = logged("a", || multiplier.g1(&g1_table, &a_all))?;
-    let b_g1 = logged("b_g1", || multiplier.g1(&g1_table, &b_all))?;
-    let b_g2 = logged("b_g2", || multiplier.g2(&g2_table, &b_all))?;
-    drop((a_all, b_all));
+    // a and b keep only the variables whose point is not the identity,
+    // those of nonzero scalars (g1 and g2 are not the identity).
+    let (a_scalars, b_scalars) = logged("a and b scalars", || {
+        rayon::join(|| nonzero(&inputs.a, &aux.a), || nonzero(&inputs.b, &aux.b))
+    });
+    let a = logged("a", || multiplier.g1(&g1_table, &a_scalars))?;
+    let b_g1 = logged("b_g1", || multiplier.g1(&g1_table, &b_scalars))?;
+    let b_g2 = logged("b_g2", || multiplier.g2(&g2_table, &b_scalars))?;
+    drop((a_scalars, b_scalars));
     let ic = multiplier.g1(&g1_table, &combined(&inputs, alpha, beta, gamma_inv))?;
     let l = logged("l", || {
         multiplier.g1(&g1_table, &combined(&aux, alpha, beta, delta_inv))
@@ -270,18 +277,40 @@ fn generate_key(
         vk,
         h,
         l,
-        a: without_identities(a),
-        b_g1: without_identities(b_g1),
-        b_g2: without_identities(b_g2),
+        a,
+        b_g1,
+        b_g2,
     })
 }
 
-/// The points but the identities: a and b drop the variables they do not
-/// use. In place: a production key's b_g2 alone is tens of GB.
-fn without_identities<P: PrimeCurveAffine>(mut points: Vec<P>) -> Vec<P> {
-    points.retain(|p| !bool::from(p.is_identity()));
-    points.shrink_to_fit();
-    points
+/// The nonzero scalars of `inputs` then `aux`, in order, gathered on
+/// rayon's threads (a production key's are GBs): each chunk's are counted,
+/// then copied to their place.
+fn nonzero(inputs: &[Scalar], aux: &[Scalar]) -> Vec<Scalar> {
+    const CHUNK: usize = 1 << 14;
+    let is_nonzero = |s: &&Scalar| !bool::from(s.is_zero());
+    let chunks: Vec<&[Scalar]> = inputs.chunks(CHUNK).chain(aux.chunks(CHUNK)).collect();
+    let counts: Vec<usize> = chunks
+        .par_iter()
+        .map(|chunk| chunk.iter().filter(is_nonzero).count())
+        .collect();
+    let mut out = zeroed(counts.iter().sum());
+    let mut rest = out.as_mut_slice();
+    let mut places = Vec::with_capacity(chunks.len());
+    for count in counts {
+        let (place, tail) = std::mem::take(&mut rest).split_at_mut(count);
+        places.push(place);
+        rest = tail;
+    }
+    places
+        .into_par_iter()
+        .zip(chunks)
+        .for_each(|(place, chunk)| {
+            for (slot, s) in place.iter_mut().zip(chunk.iter().filter(is_nonzero)) {
+                *slot = *s;
+            }
+        });
+    out
 }
 
 #[cfg(test)]
@@ -320,5 +349,51 @@ mod tests {
         );
         trapdoor.tau += Scalar::ONE;
         generate_key(&shape, &trapdoor, &OnHost).unwrap();
+    }
+
+    #[test]
+    fn an_identity_generator_is_refused() {
+        let shape = CircuitShape::record(Square).unwrap();
+        let trapdoor = Trapdoor::random(&mut OsRng);
+        for t in [
+            Trapdoor {
+                g1: G1Projective::identity(),
+                ..trapdoor
+            },
+            Trapdoor {
+                g2: G2Projective::identity(),
+                ..trapdoor
+            },
+        ] {
+            let error = generate_key(&shape, &t, &OnHost).unwrap_err();
+            assert!(matches!(
+                error,
+                Error::Synthesis(SynthesisError::UnexpectedIdentity)
+            ));
+        }
+    }
+
+    #[test]
+    fn nonzero_scalars_keep_their_order_across_chunks() {
+        let value = |i: usize| {
+            if i % 3 == 0 || (40_000..50_000).contains(&i) {
+                Scalar::ZERO
+            } else {
+                Scalar::from(i as u64)
+            }
+        };
+        let all: Vec<Scalar> = (0..100_000).map(value).collect();
+        let expected: Vec<Scalar> = all
+            .iter()
+            .copied()
+            .filter(|s| !bool::from(s.is_zero()))
+            .collect();
+        for split in [0, 5, 16_384, 70_000, 100_000] {
+            assert_eq!(
+                nonzero(&all[..split], &all[split..]),
+                expected,
+                "split {split}"
+            );
+        }
     }
 }

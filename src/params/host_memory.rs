@@ -11,8 +11,8 @@ const G2_BYTES: u64 = 192;
 const SCALAR_BYTES: u64 = 32;
 
 /// What generating a key for `m` domain points, `inputs` inputs and `aux`
-/// aux variables holds at its peak: every query at full length (a and b
-/// before their unused points are dropped) and the scalars in flight
+/// aux variables holds at its peak, at most: every query at full length
+/// (a and b as if every variable had a point) and the scalars in flight
 /// (the QAP's three columns at τ, a and b's exponents together, a domain
 /// of powers of τ).
 pub(crate) fn key_generation_bytes(m: usize, inputs: usize, aux: usize) -> u64 {
