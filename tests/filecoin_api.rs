@@ -18,19 +18,19 @@ use std::sync::OnceLock;
 use blstrs::Scalar;
 use ff::Field;
 
-use common::{ensure_params, porep_config, seal_sector, test_rng, SealedSector, Tree};
-use filecoin_proofs::parameters::public_params;
+use common::{
+    ensure_params, ensure_porep_params, porep_config, seal_sector, seal_verifies, test_rng,
+    SealedSector, Tree,
+};
 use filecoin_proofs::{
     add_piece, encode_into, generate_partition_proofs, generate_piece_commitment,
-    generate_winning_post_sector_challenge, verify_empty_sector_update_proof, verify_seal,
-    verify_window_post, verify_winning_post, DefaultPieceHasher, PoStType, PublicReplicaInfo,
-    SectorUpdateConfig, UnpaddedBytesAmount,
+    generate_winning_post_sector_challenge, verify_empty_sector_update_proof, verify_window_post,
+    verify_winning_post, PoStType, PublicReplicaInfo, SectorUpdateConfig, UnpaddedBytesAmount,
 };
 use groth16_gpu::filecoin::{self, FilecoinError, PartitionRandomness};
 use groth16_gpu::{Error, ProverPool};
 use storage_proofs_core::api_version::ApiVersion;
 use storage_proofs_core::sector::SectorId;
-use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound, StackedDrg};
 use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound,
 };
@@ -46,35 +46,6 @@ use post::{
 fn pool() -> &'static ProverPool {
     static POOL: OnceLock<ProverPool> = OnceLock::new();
     POOL.get_or_init(|| ProverPool::cpu(1).expect("cpu pool"))
-}
-
-fn ensure_porep_params(config: &filecoin_proofs::PoRepConfig) {
-    let vanilla = public_params::<Tree>(config).expect("porep public params");
-    ensure_params::<
-        StackedDrg<'_, Tree, DefaultPieceHasher>,
-        StackedCircuit<Tree, DefaultPieceHasher>,
-        StackedCompound<Tree, DefaultPieceHasher>,
-    >(&vanilla);
-}
-
-fn seal_verifies(
-    config: &filecoin_proofs::PoRepConfig,
-    s: &SealedSector,
-    prover_id: [u8; 32],
-    sector_id: SectorId,
-    proof: &[u8],
-) -> bool {
-    verify_seal::<Tree>(
-        config,
-        s.pre_commit.comm_r,
-        s.pre_commit.comm_d,
-        prover_id,
-        sector_id,
-        s.ticket,
-        s.seed,
-        proof,
-    )
-    .unwrap_or(false)
 }
 
 #[test]

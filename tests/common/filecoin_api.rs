@@ -1,18 +1,20 @@
-//! Helpers for tests/filecoin_api.rs: a parameter cache of keys from our
-//! own generator where filecoin-proofs looks for them (no download), and
-//! 2 KiB sectors sealed through filecoin-proofs' own calls.
+//! Helpers for tests/filecoin_api.rs and examples/filecoin_compare.rs: a
+//! parameter cache of keys from our own generator where filecoin-proofs
+//! looks for them (no download), and 2 KiB sectors sealed through
+//! filecoin-proofs' own calls.
 #![allow(dead_code)]
 
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, Once};
+use std::sync::{Mutex, OnceLock};
 
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
+use filecoin_proofs::parameters::public_params;
 use filecoin_proofs::{
     add_piece, generate_piece_commitment, seal_commit_phase1, seal_pre_commit_phase1,
-    seal_pre_commit_phase2, PieceInfo, PoRepConfig, SealCommitPhase1Output, SealPreCommitOutput,
-    SectorShape2KiB, UnpaddedBytesAmount,
+    seal_pre_commit_phase2, verify_seal, DefaultPieceHasher, PieceInfo, PoRepConfig,
+    SealCommitPhase1Output, SealPreCommitOutput, SectorShape2KiB, UnpaddedBytesAmount,
 };
 use groth16_gpu::filecoin::{cache_identifier, params_path};
 use groth16_gpu::generate_parameters_for_shape_random;
@@ -24,24 +26,50 @@ use storage_proofs_core::compound_proof::{CircuitComponent, CompoundProof};
 use storage_proofs_core::parameter_cache::ParameterSetMetadata;
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_core::sector::SectorId;
+use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound, StackedDrg};
 use tempfile::{tempdir, NamedTempFile, TempDir};
 
 pub type Tree = SectorShape2KiB;
 pub const SECTOR_SIZE: u64 = filecoin_proofs::SECTOR_SIZE_2_KIB;
 
-/// The parameter cache of these tests: under cargo's temporary folder for
-/// integration tests, so keys made once serve later runs. filecoin-proofs
-/// reads `FIL_PROOFS_PARAMETER_CACHE` once, at its first use, so every test
+/// The parameter cache of these tests (and of examples/filecoin_compare.rs
+/// unless `FIL_PROOFS_PARAMETER_CACHE` names one): `<target>/tmp/filecoin-parameters`,
+/// so keys made once serve later runs. filecoin-proofs reads
+/// `FIL_PROOFS_PARAMETER_CACHE` once, at its first use, so every helper
 /// calls this first.
-pub fn parameter_cache() -> PathBuf {
-    static SET: Once = Once::new();
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("filecoin-parameters");
-    SET.call_once(|| {
+pub fn parameter_cache() -> &'static Path {
+    use_parameter_cache(default_parameter_cache)
+}
+
+/// Points filecoin-proofs at the folder `dir` gives, unless a folder was
+/// chosen already (the first call wins), and returns the one in use.
+pub fn use_parameter_cache(dir: impl FnOnce() -> PathBuf) -> &'static Path {
+    static CHOSEN: OnceLock<PathBuf> = OnceLock::new();
+    CHOSEN.get_or_init(|| {
+        let dir = dir();
         std::fs::create_dir_all(&dir).expect("parameter cache folder");
         std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
         let _ = env_logger::builder().is_test(true).try_init();
-    });
-    dir
+        dir
+    })
+}
+
+/// `<target>/tmp/filecoin-parameters`: cargo's temporary folder for
+/// integration tests, or for an example (`<target>/<profile>/examples/NAME`,
+/// where cargo gives no such folder) the same one found from its place.
+pub fn default_parameter_cache() -> PathBuf {
+    let tmp = match option_env!("CARGO_TARGET_TMPDIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            let exe = std::env::current_exe().expect("the executable's path");
+            let target = exe
+                .ancestors()
+                .nth(3)
+                .expect("not in <target>/<profile>/examples/: set FIL_PROOFS_PARAMETER_CACHE");
+            target.join("tmp")
+        }
+    };
+    tmp.join("filecoin-parameters")
 }
 
 /// Makes sure the `.params` file of `P`'s circuit for `vanilla_params`
@@ -78,6 +106,38 @@ where
         shape.num_constraints(),
         started.elapsed()
     );
+}
+
+/// Makes sure the 2 KiB PoRep key of `config` exists (see [`ensure_params`]).
+pub fn ensure_porep_params(config: &PoRepConfig) {
+    let vanilla = public_params::<Tree>(config).expect("porep public params");
+    ensure_params::<
+        StackedDrg<'_, Tree, DefaultPieceHasher>,
+        StackedCircuit<Tree, DefaultPieceHasher>,
+        StackedCompound<Tree, DefaultPieceHasher>,
+    >(&vanilla);
+}
+
+/// Whether filecoin-proofs' `verify_seal` accepts `proof` for sector `s`
+/// sealed by `prover_id` as `sector_id` (an error is a refusal).
+pub fn seal_verifies(
+    config: &PoRepConfig,
+    s: &SealedSector,
+    prover_id: [u8; 32],
+    sector_id: SectorId,
+    proof: &[u8],
+) -> bool {
+    verify_seal::<Tree>(
+        config,
+        s.pre_commit.comm_r,
+        s.pre_commit.comm_d,
+        prover_id,
+        sector_id,
+        s.ticket,
+        s.seed,
+        proof,
+    )
+    .unwrap_or(false)
 }
 
 /// The PoRep configuration of a 2 KiB sector at `api_version` (interactive).

@@ -1,4 +1,4 @@
-//! PoSt helpers for tests/filecoin_api.rs: configurations, keys, vanilla
+//! PoSt helpers for tests/filecoin_api.rs and examples/filecoin_compare.rs: configurations, keys, vanilla
 //! proofs by filecoin-proofs' own calls, and bellperson's proof of the same
 //! circuit for a byte comparison.
 #![allow(dead_code)]
