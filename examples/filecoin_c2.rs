@@ -108,10 +108,7 @@ fn prover_id(miner: u64) -> [u8; 32] {
 
 fn main() {
     env_logger::init();
-    if let Err(error) = run() {
-        eprintln!("error: {error}");
-        std::process::exit(1);
-    }
+    flags::exit_on_error(run());
 }
 
 fn run() -> Result<(), Failure> {

@@ -43,3 +43,12 @@ impl Flags {
             .map_err(|e| format!("{flag}: {e}"))
     }
 }
+
+/// An example's end: its error printed and exit status 1, or nothing.
+#[allow(dead_code)] // for the examples whose `run` returns a Result
+pub fn exit_on_error<E: Display>(result: Result<(), E>) {
+    if let Err(error) = result {
+        eprintln!("error: {error}");
+        std::process::exit(1);
+    }
+}
