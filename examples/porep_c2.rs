@@ -8,7 +8,7 @@
 //! cargo run --release --features cuda --example porep_c2 -- \
 //!     [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64]
 //!     [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3]
-//!     [--pipelines parts:2[,threads:10,...]] [--device N]
+//!     [--pipelines parts:1[,parts:2,threads:10,...]] [--device N]
 //! ```
 //! Stages, each timed, so a device session can run them apart:
 //! 1. replicate the sector and build the partitions' circuits;
@@ -27,7 +27,8 @@
 //! 6. every partition from circuit to proof, each proved as its witness is
 //!    ready, once for each of `--pipelines`: `parts:N` synthesizes N
 //!    partitions at a time, each one's challenges over every core (joined
-//!    into the sequential witness; the default is parts:2), `threads:N`
+//!    into the sequential witness; the default is parts:1, the plan
+//!    measured on a GPU so far), `threads:N`
 //!    N partitions at a time, one thread each;
 //! 7. every proof verified with the public inputs Filecoin's crates compute.
 //!
@@ -92,7 +93,7 @@ fn parse_options() -> Result<Options, String> {
         record_only: false,
         estimate: false,
         repeats: 3,
-        pipelines: vec![Synthesis::InParts(2)],
+        pipelines: vec![Synthesis::InParts(1)],
         device: 0,
     };
     let mut flags = Flags::from_env();
@@ -137,7 +138,7 @@ fn main() {
         .format_timestamp_millis()
         .init();
     let options = parse_options().unwrap_or_else(|e| {
-        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--pipelines parts:2,threads:10] [--device N]");
+        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--pipelines parts:1,parts:2,threads:10] [--device N]");
         std::process::exit(2);
     });
     if let Err(e) = run(&options) {
