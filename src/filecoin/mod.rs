@@ -31,13 +31,14 @@
 //! as filecoin-proofs does.
 //!
 //! ```no_run
-//! use filecoin_proofs::{PoRepConfig, SealCommitPhase1Output, SectorShape2KiB};
-//! use groth16_gpu::{filecoin, ProverPool};
-//! # fn c1() -> (PoRepConfig, SealCommitPhase1Output<SectorShape2KiB>) { unimplemented!() }
+//! use groth16_gpu::filecoin::{self, C1Output};
+//! use groth16_gpu::ProverPool;
 //! let pool = ProverPool::new()?; // every GPU, else the CPU
-//! let (porep_config, phase1_output) = c1();
+//! // Commit phase 1's output, as filecoin-ffi, lotus-bench and Curio write it.
+//! let c1 = C1Output::read_file("c1.json")?;
+//! let porep_config = c1.registered_proof.porep_config()?;
 //! let prover_id = [1u8; 32];
-//! let output = filecoin::seal_commit_phase2(&pool, &porep_config, phase1_output, prover_id, 7.into())?;
+//! let output = filecoin::seal_commit_phase2_c1(&pool, &c1, prover_id, 7.into())?;
 //! assert_eq!(output.proof.len(), 192 * usize::from(porep_config.partitions));
 //! # Ok::<(), groth16_gpu::Error>(())
 //! ```
