@@ -96,10 +96,7 @@ fn main() {
         eprintln!("{e}\nusage: filecoin_porep [--challenges N] [--partitions N] [--backend auto|cpu|gpu] [--device N] [--pool] [--batch-api]");
         std::process::exit(2);
     });
-    if let Err(e) = run(&options) {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    flags::exit_on_error(run(&options));
 }
 
 fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {

@@ -69,10 +69,7 @@ fn main() {
         eprintln!("{e}\nusage: keygen [--sizes 20,22,24] [--cpu-sizes 20,22] [--device N]");
         std::process::exit(2);
     });
-    if let Err(e) = run(&options) {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    flags::exit_on_error(run(&options));
 }
 
 fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {

@@ -28,8 +28,8 @@
 //!    ready, once for each of `--pipelines`: `parts:N` synthesizes N
 //!    partitions at a time, each one's challenges over every core (joined
 //!    into the sequential witness; the default is parts:1, the plan
-//!    measured on a GPU so far), `threads:N`
-//!    N partitions at a time, one thread each;
+//!    measured on a GPU so far), `threads:N` N partitions at a time, one
+//!    thread each;
 //! 7. every proof verified with the public inputs Filecoin's crates compute.
 //!
 //! Then a table of it all, with peak host and device memory.
@@ -141,10 +141,7 @@ fn main() {
         eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--pipelines parts:1,parts:2,threads:10] [--device N]");
         std::process::exit(2);
     });
-    if let Err(e) = run(&options) {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    flags::exit_on_error(run(&options));
 }
 
 /// The report's rows, in order, as (what, value).

@@ -193,10 +193,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    if let Err(e) = run(&options) {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    flags::exit_on_error(run(&options));
 }
 
 /// Proofs of every instance, with the time of each stage. On the GPU each
