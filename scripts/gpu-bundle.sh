@@ -6,6 +6,10 @@
 #   bash scripts/gpu-bundle.sh            # here
 #   bash target/gpu-bundle/run.sh         # there (writes logs under $OUT if set)
 #
+# GPU_BUNDLE_TARGETS="--example porep_c2 --test gpu_pool ..." builds and packs
+# only those cargo targets (a session that runs a few binaries need not wait
+# for every test to build, and its bundle stays small).
+#
 # Examples and benches run there only when listed in
 # target/gpu-bundle/examples.txt, one "name args..." a line (kept across
 # bundlings; GPU_BUNDLE_EXAMPLES=FILE copies FILE there first).
@@ -66,12 +70,18 @@ for line in sys.stdin:
 
 # Every test and bench executable of the test build of all targets, then the
 # examples as plain programs.
-artifacts="$(
-  cargo test --features cuda --release --all-targets --no-run --message-format=json |
-    executables_from_json
-  cargo build --features cuda --release --examples --message-format=json |
-    executables_from_json
-)"
+if [[ -n "${GPU_BUNDLE_TARGETS:-}" ]]; then
+  # shellcheck disable=SC2086 # cargo's target flags, split on purpose
+  artifacts="$(cargo build --features cuda --release $GPU_BUNDLE_TARGETS --message-format=json |
+    executables_from_json)"
+else
+  artifacts="$(
+    cargo test --features cuda --release --all-targets --no-run --message-format=json |
+      executables_from_json
+    cargo build --features cuda --release --examples --message-format=json |
+      executables_from_json
+  )"
+fi
 [[ -n "$artifacts" ]] || { echo "gpu-bundle: cargo built no executables" >&2; exit 1; }
 
 while read -r kind name path; do
