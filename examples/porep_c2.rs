@@ -181,11 +181,17 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let (shape, how) = match &options.shape {
         Some(path) if path.exists() => (CircuitShape::read_file(path)?, "shape (read from file)"),
         Some(path) => {
-            let shape = CircuitShape::record(set.blank)?;
+            let shape = parts[0].shape_in_parts(rayon::current_num_threads())?;
             shape.write_file(path)?;
-            (shape, "shape (recorded and saved)")
+            (
+                shape,
+                "shape (recorded, challenges on every core, and saved)",
+            )
         }
-        None => (CircuitShape::record(set.blank)?, "shape (recorded)"),
+        None => (
+            parts[0].shape_in_parts(rayon::current_num_threads())?,
+            "shape (recorded, challenges on every core)",
+        ),
     };
     report.row(how, secs(start.elapsed()));
     report.row(
@@ -435,7 +441,7 @@ fn prove_on_device(
     let mut proofs = Vec::new();
     for &synthesis in &options.pipelines {
         let start = Instant::now();
-        let (made, synthesis_times) = prove_pipelined(
+        let run = prove_pipelined(
             &guard,
             &prover,
             shape,
@@ -444,6 +450,7 @@ fn prove_on_device(
             synthesis,
         )?;
         let wall = start.elapsed();
+        let made = run.proofs;
         report.row(
             format!(
                 "{} partitions, circuits to proofs (wall), {}",
@@ -451,10 +458,11 @@ fn prove_on_device(
                 synthesis.describe()
             ),
             format!(
-                "{} ({} a partition); witnesses {}",
+                "{} ({} a partition); witnesses {}; {} start(s) waited for device memory",
                 secs(wall),
                 secs(wall / made.len() as u32),
-                best_and_median(synthesis_times)
+                best_and_median(run.synthesis_times),
+                run.memory_waits
             ),
         );
         proofs.extend(made);

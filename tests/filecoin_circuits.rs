@@ -153,7 +153,8 @@ fn window_post_matches_bellperson() {
 /// A production-layered PoRep partition (11 layers, as a 32 GiB sector's;
 /// two challenges) synthesized in parts, its challenges on separate
 /// threads: the witness the circuit's own synthesis makes, value for value,
-/// and it satisfies the recorded shape.
+/// and it satisfies the recorded shape; its shape recorded in parts is the
+/// blank circuit's.
 #[test]
 fn porep_challenges_in_parts_give_the_sequential_witness() {
     let mut rng = fresh_rng();
@@ -188,6 +189,9 @@ fn porep_challenges_in_parts_give_the_sequential_witness() {
     shape
         .assign(parts.witness_in_parts(&shape, 2).unwrap())
         .expect("the joined witness satisfies the shape");
+    // The shape recorded the same way, a challenge a thread, is the blank
+    // circuit's.
+    assert!(parts.shape_in_parts(2).unwrap() == shape, "shape in parts");
 }
 
 /// A proof from a witness synthesized a challenge a thread is bellperson's

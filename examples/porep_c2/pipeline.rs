@@ -190,6 +190,15 @@ impl Synthesis {
     }
 }
 
+/// What [`prove_pipelined`] made, and how.
+pub struct PipelineRun {
+    pub proofs: Vec<Proof>,
+    /// Each partition's witness, in the order they became ready.
+    pub synthesis_times: Vec<Duration>,
+    /// Starts that waited for the proof in flight (device memory).
+    pub memory_waits: usize,
+}
+
 /// Every partition from circuit to proof: witnesses computed as
 /// `synthesis` says, each handed to the device as it is ready, two proofs
 /// in flight there.
@@ -200,17 +209,31 @@ pub fn prove_pipelined(
     circuits: Vec<PorepCircuit>,
     parts: Vec<PorepParts>,
     synthesis: Synthesis,
-) -> Result<(Vec<Proof>, Vec<Duration>), Box<dyn std::error::Error>> {
+) -> Result<PipelineRun, Box<dyn std::error::Error>> {
     let count = circuits.len();
     let (sender, ready) = mpsc::sync_channel::<Synthesized>(synthesis.waiting());
     let mut proofs: Vec<Option<Proof>> = (0..count).map(|_| None).collect();
     let mut times = Vec::with_capacity(count);
+    let mut memory_waits = 0;
     std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
         scope.spawn(move || synthesis.run(shape, circuits, parts, sender));
         let mut in_flight = std::collections::VecDeque::new();
         for (i, took, witness) in ready {
             times.push(took);
-            let pending = prover.start(guard, shape, &witness?)?;
+            let witness = witness?;
+            let pending = loop {
+                match prover.start(guard, shape, &witness) {
+                    // Two proofs' working memory beside the key may not fit
+                    // (an H100 with the shape's matrices resident): wait
+                    // for the one in flight, then start.
+                    Err(Error::Gpu(e)) if e.is_out_of_memory() && !in_flight.is_empty() => {
+                        let (j, pending) = in_flight.pop_front().expect("one in flight");
+                        proofs[j] = Some(prover.finish(guard, pending)?);
+                        memory_waits += 1;
+                    }
+                    started => break started?,
+                }
+            };
             in_flight.push_back((i, pending));
             if in_flight.len() > 1 {
                 let (j, pending) = in_flight.pop_front().expect("two in flight");
@@ -226,5 +249,9 @@ pub fn prove_pipelined(
         .into_iter()
         .map(|p| p.ok_or("a partition was not proved"))
         .collect::<Result<_, _>>()?;
-    Ok((proofs, times))
+    Ok(PipelineRun {
+        proofs,
+        synthesis_times: times,
+        memory_waits,
+    })
 }

@@ -8,6 +8,9 @@ use rayon::prelude::*;
 use super::products::add_product;
 use crate::backend::cpu::zeroed;
 
+mod join;
+pub(super) use join::VariableShift;
+
 /// Marks a column as an aux variable; without it the column is an input.
 const AUX_FLAG: u32 = 1 << 31;
 /// Coefficient slot meaning "one": most coefficients are, and store no scalar.
@@ -111,17 +114,22 @@ impl SparseMatrix {
         let slot = if *coeff == Scalar::ONE {
             UNIT
         } else {
-            let constants = &mut self.constants;
-            *self
-                .constant_slots
-                .entry(coeff.to_repr())
-                .or_insert_with(|| {
-                    constants.push(*coeff);
-                    (constants.len() - 1) as u32
-                })
+            self.slot_of(coeff)
         };
         self.columns.push(column);
         self.coefficients.push(slot);
+    }
+
+    /// The table slot of a constant, added at the end where it is new.
+    fn slot_of(&mut self, coeff: &Scalar) -> u32 {
+        let constants = &mut self.constants;
+        *self
+            .constant_slots
+            .entry(coeff.to_repr())
+            .or_insert_with(|| {
+                constants.push(*coeff);
+                (constants.len() - 1) as u32
+            })
     }
 
     /// The entries of row `row` as (variable, coefficient).

@@ -11,6 +11,8 @@ use super::Column;
 use super::{Assignment, Density, SparseMatrix, WitnessAssignment};
 use crate::Error;
 
+mod join;
+
 /// A circuit's constraint matrices, recorded once and reused for every proof
 /// of circuits with the same shape (the partitions of a PoRep, say).
 ///

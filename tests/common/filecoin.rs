@@ -249,11 +249,7 @@ impl PorepParts {
         let mut prefix = WitnessAssignment::counting();
         self.synthesize_challenges(&mut prefix, &[])?;
         let prefix_done = started.elapsed();
-        let run = self
-            .proofs
-            .len()
-            .div_ceil(parts.clamp(1, self.proofs.len().max(1)))
-            .max(1);
+        let run = self.run_length(parts);
         let aux_per_run =
             shape.num_aux() / self.proofs.len().div_ceil(run).max(1) + prefix.aux.len();
         let witnesses = self
@@ -275,6 +271,57 @@ impl PorepParts {
             started.elapsed() - parts_done
         );
         joined
+    }
+}
+
+impl PorepParts {
+    /// Challenges a run takes when the partition is cut into `parts` runs.
+    fn run_length(&self, parts: usize) -> usize {
+        self.proofs
+            .len()
+            .div_ceil(parts.clamp(1, self.proofs.len().max(1)))
+            .max(1)
+    }
+
+    /// The partition's shape recorded in `parts` runs of its challenges on
+    /// separate threads, joined (`CircuitShape::join_parts`): what one
+    /// recording of the whole partition makes, in a fraction of the time.
+    pub fn shape_in_parts(&self, parts: usize) -> Result<CircuitShape, groth16_gpu::Error> {
+        let started = std::time::Instant::now();
+        let prefix = CircuitShape::record(ChallengeRun {
+            partition: self,
+            proofs: &[],
+        })?;
+        let shapes = self
+            .proofs
+            .par_chunks(self.run_length(parts))
+            .map(|proofs| {
+                CircuitShape::record(ChallengeRun {
+                    partition: self,
+                    proofs,
+                })
+            })
+            .collect::<Result<Vec<_>, groth16_gpu::Error>>()?;
+        let runs_done = started.elapsed();
+        let joined = CircuitShape::join_parts(&prefix, &shapes);
+        log::info!(
+            "shape in {} runs: runs {runs_done:.2?}, join {:.2?}",
+            shapes.len(),
+            started.elapsed() - runs_done
+        );
+        joined
+    }
+}
+
+/// Some of a partition's challenges after its shared beginning, as a circuit.
+struct ChallengeRun<'a> {
+    partition: &'a PorepParts,
+    proofs: &'a [stacked::Proof<PorepTree, Sha256Hasher>],
+}
+
+impl Circuit<Scalar> for ChallengeRun<'_> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        self.partition.synthesize_challenges(cs, self.proofs)
     }
 }
 
