@@ -2,8 +2,9 @@
 //! pipeline on 2 KiB sectors, on the CPU: sectors sealed by filecoin-proofs
 //! (pre-commit 1 and 2, commit 1), our C2, WindowPoSt, WinningPoSt and
 //! SnapDeals proofs that filecoin-proofs' verifiers accept, and refuse for
-//! changed inputs; bad inputs are errors that name what is wrong, and the
-//! pool goes on serving. Keys come from our generator, placed where
+//! changed inputs; bad inputs, and a circuit that panics while it is
+//! synthesized, are errors that name what is wrong, and the pool goes on
+//! serving. Keys come from our generator, placed where
 //! filecoin-proofs looks (no download).
 #![cfg(feature = "filecoin")]
 
@@ -19,15 +20,17 @@ use blstrs::Scalar;
 use ff::Field;
 
 use common::{
-    ensure_params, ensure_porep_params, porep_config, seal_sector, seal_verifies, test_rng,
-    SealedSector, Tree,
+    assert_seal_verifies_as_sealed_only, ensure_params, porep_config, seal_sector, sealed_with_key,
+    test_rng, SealedSector, Tree,
 };
 use filecoin_proofs::{
     add_piece, encode_into, generate_partition_proofs, generate_piece_commitment,
     generate_winning_post_sector_challenge, verify_empty_sector_update_proof, verify_window_post,
-    verify_winning_post, PoStType, PublicReplicaInfo, SectorUpdateConfig, UnpaddedBytesAmount,
+    verify_winning_post, PoRepConfig, PoStType, PublicReplicaInfo, SealCommitOutput,
+    SealCommitPhase1Output, SectorUpdateConfig, UnpaddedBytesAmount,
 };
 use groth16_gpu::filecoin::{self, FilecoinError, PartitionRandomness};
+use groth16_gpu::pool::PoolError;
 use groth16_gpu::{Error, ProverPool};
 use storage_proofs_core::api_version::ApiVersion;
 use storage_proofs_core::sector::SectorId;
@@ -48,58 +51,25 @@ fn pool() -> &'static ProverPool {
     POOL.get_or_init(|| ProverPool::cpu(1).expect("cpu pool"))
 }
 
+/// Our C2 on the shared pool of `phase1`, as sector `sector` of its prover.
+fn our_c2(
+    config: &PoRepConfig,
+    sector: &SealedSector,
+    phase1: SealCommitPhase1Output<Tree>,
+) -> Result<SealCommitOutput, Error> {
+    filecoin::seal_commit_phase2(pool(), config, phase1, sector.prover_id, sector.sector_id)
+}
+
 #[test]
 fn porep_c2_verifies_and_changed_inputs_are_refused() {
     let config = porep_config(API, vec![]);
-    ensure_porep_params(&config);
-    let mut rng = test_rng();
-    let sector = seal_sector(&config, &mut rng);
+    let sector = sealed_with_key(&config);
 
     let started = std::time::Instant::now();
-    let output = filecoin::seal_commit_phase2(
-        pool(),
-        &config,
-        common::copy_phase1(&sector.phase1),
-        sector.prover_id,
-        sector.sector_id,
-    )
-    .expect("our C2");
+    let output = our_c2(&config, &sector, common::copy_phase1(&sector.phase1)).expect("our C2");
     eprintln!("C2 in {:.1?}", started.elapsed());
     assert_eq!(output.proof.len(), 192 * usize::from(config.partitions));
-    assert!(seal_verifies(
-        &config,
-        &sector,
-        sector.prover_id,
-        sector.sector_id,
-        &output.proof
-    ));
-
-    let other_sector = SectorId::from(u64::from(sector.sector_id) ^ 1);
-    assert!(!seal_verifies(
-        &config,
-        &sector,
-        sector.prover_id,
-        other_sector,
-        &output.proof
-    ));
-    let mut other_prover = sector.prover_id;
-    other_prover[0] ^= 1;
-    assert!(!seal_verifies(
-        &config,
-        &sector,
-        other_prover,
-        sector.sector_id,
-        &output.proof
-    ));
-    let mut changed = output.proof.clone();
-    changed[10] ^= 1;
-    assert!(!seal_verifies(
-        &config,
-        &sector,
-        sector.prover_id,
-        sector.sector_id,
-        &changed
-    ));
+    assert_seal_verifies_as_sealed_only(&config, &sector, &output.proof, 10);
 }
 
 #[test]
@@ -277,6 +247,40 @@ fn snap_deals_update_verifies_and_changed_inputs_are_refused() {
         encoded.comm_r_new,
         sector.pre_commit.comm_d
     ));
+}
+
+#[test]
+fn a_panicking_circuit_is_an_error_naming_the_panic_and_the_pool_goes_on() {
+    let config = porep_config(API, vec![]);
+    let sector = sealed_with_key(&config);
+
+    // storage-proofs' vanilla verifier zips a challenge's expander parent
+    // column proofs with the graph's parents, so without any of them the
+    // proof still verifies (our check before proving lets it through);
+    // the circuit asserts it has some, and panics while synthesizing.
+    let mut phase1 = common::copy_phase1(&sector.phase1);
+    phase1.vanilla_proofs[0][0]
+        .replica_column_proofs
+        .exp_parents
+        .clear();
+    match our_c2(&config, &sector, phase1) {
+        Err(Error::Pool(PoolError::Job { index: 0, source })) => match *source {
+            Error::CircuitPanicked(message) => {
+                eprintln!("as expected: {message}");
+                assert!(
+                    message.contains("exp_parents_proofs.is_empty()"),
+                    "not the circuit's assertion: {message}"
+                );
+            }
+            other => panic!("expected the circuit's panic, got {other:?}"),
+        },
+        other => panic!("expected partition 0's caught panic, got {other:?}"),
+    }
+
+    // The same pool proves the same sector's C2 next.
+    let output = our_c2(&config, &sector, common::copy_phase1(&sector.phase1))
+        .expect("a good C2 after the panic");
+    assert_seal_verifies_as_sealed_only(&config, &sector, &output.proof, 10);
 }
 
 /// The FilecoinError inside a call's error, if that is what it is.

@@ -4,12 +4,13 @@
 //! filecoin-proofs' own calls.
 #![allow(dead_code)]
 
-use std::io::{Seek, Write};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use bellpepper_core::Circuit;
-use blstrs::Scalar;
+use bellperson::groth16::aggregate::setup_fake_srs;
+use blstrs::{Bls12, Scalar};
 use filecoin_proofs::parameters::public_params;
 use filecoin_proofs::{
     add_piece, generate_piece_commitment, seal_commit_phase1, seal_pre_commit_phase1,
@@ -23,7 +24,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use storage_proofs_core::api_version::{ApiFeature, ApiVersion};
 use storage_proofs_core::compound_proof::{CircuitComponent, CompoundProof};
-use storage_proofs_core::parameter_cache::ParameterSetMetadata;
+use storage_proofs_core::parameter_cache::{parameter_cache_srs_key_path, ParameterSetMetadata};
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_core::sector::SectorId;
 use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound, StackedDrg};
@@ -98,14 +99,67 @@ where
     let shape = CircuitShape::record(P::blank_circuit(vanilla_params)).expect("blank circuit");
     let mut rng = ChaCha20Rng::seed_from_u64(rand_core::OsRng.next_u64());
     let key = generate_parameters_for_shape_random(&shape, &mut rng).expect("keys");
-    let partial = path.with_extension("partial");
-    key.write_file(&partial).expect("write the parameters");
-    std::fs::rename(&partial, &path).expect("rename the parameters");
+    write_then_rename(&path, |partial| {
+        key.write_file(partial).expect("write the parameters")
+    });
     eprintln!(
         "{id}: {} constraints, keys in {:.1?}",
         shape.num_constraints(),
         started.elapsed()
     );
+}
+
+/// Writes the file at `path` through `write` on a `.partial` beside it,
+/// then renames it: a reader never sees half a file.
+fn write_then_rename(path: &Path, write: impl FnOnce(&Path)) {
+    let partial = path.with_extension("partial");
+    write(&partial);
+    std::fs::rename(&partial, path).expect("rename the finished file");
+}
+
+/// Makes sure the aggregation SRS filecoin-proofs reads (the "inner
+/// product" SRS, `v28-fil-inner-product-v1.srs`, one file for every
+/// aggregation size) is in the parameter cache and serves `proofs`
+/// proofs: a fake one (random trapdoor) from bellperson's
+/// `setup_fake_srs`, written with its `write`, which is what
+/// storage-proofs' `get_inner_product` writes there when given a
+/// generator. filecoin-proofs reads it with `GenericSRS::read_mmap`
+/// (its first 32,769 points a vector) and checks its digest only under
+/// `verify_production_params`, off by default.
+pub fn ensure_aggregation_srs(proofs: usize) {
+    static WRITING: Mutex<()> = Mutex::new(());
+    parameter_cache();
+    let path = parameter_cache_srs_key_path("", proofs);
+    // filecoin-proofs pads the proofs to a power of two; bellperson
+    // specializes an SRS of 2n points a vector for n proofs.
+    let padded = proofs.next_power_of_two().max(2);
+    let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
+    if srs_points(&path) >= 2 * padded {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let mut rng = ChaCha20Rng::seed_from_u64(rand_core::OsRng.next_u64());
+    let srs = setup_fake_srs::<Bls12, _>(&mut rng, padded);
+    write_then_rename(&path, |partial| {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(partial).unwrap());
+        srs.write(&mut file).expect("write the SRS");
+        file.flush().expect("write the SRS");
+    });
+    eprintln!(
+        "{}: fake SRS for {padded} proofs in {:.1?}",
+        path.display(),
+        started.elapsed()
+    );
+}
+
+/// Points in the first vector of the SRS file at `path` (its big-endian
+/// u32 count), 0 where there is no file.
+fn srs_points(path: &Path) -> usize {
+    let mut count = [0u8; 4];
+    match std::fs::File::open(path).and_then(|mut file| file.read_exact(&mut count)) {
+        Ok(()) => u32::from_be_bytes(count) as usize,
+        Err(_) => 0,
+    }
 }
 
 /// Makes sure the 2 KiB PoRep key of `config` exists (see [`ensure_params`]).
@@ -116,6 +170,13 @@ pub fn ensure_porep_params(config: &PoRepConfig) {
         StackedCircuit<Tree, DefaultPieceHasher>,
         StackedCompound<Tree, DefaultPieceHasher>,
     >(&vanilla);
+}
+
+/// A 2 KiB sector sealed with `config` (see [`seal_sector`]), its PoRep
+/// key in the cache (see [`ensure_porep_params`]).
+pub fn sealed_with_key(config: &PoRepConfig) -> SealedSector {
+    ensure_porep_params(config);
+    seal_sector(config, &mut test_rng())
 }
 
 /// Whether filecoin-proofs' `verify_seal` accepts `proof` for sector `s`
@@ -140,7 +201,39 @@ pub fn seal_verifies(
     .unwrap_or(false)
 }
 
-/// The PoRep configuration of a 2 KiB sector at `api_version` (interactive).
+/// Asserts that filecoin-proofs' `verify_seal` accepts `proof` for
+/// sector `s` as sealed, and refuses it for another sector id, another
+/// prover id, and with its byte `changed_byte` flipped.
+pub fn assert_seal_verifies_as_sealed_only(
+    config: &PoRepConfig,
+    s: &SealedSector,
+    proof: &[u8],
+    changed_byte: usize,
+) {
+    let verifies =
+        |prover_id, sector_id, proof: &[u8]| seal_verifies(config, s, prover_id, sector_id, proof);
+    assert!(verifies(s.prover_id, s.sector_id, proof), "not accepted");
+    let other_sector = SectorId::from(u64::from(s.sector_id) ^ 1);
+    assert!(
+        !verifies(s.prover_id, other_sector, proof),
+        "another sector id accepted"
+    );
+    let mut other_prover = s.prover_id;
+    other_prover[0] ^= 1;
+    assert!(
+        !verifies(other_prover, s.sector_id, proof),
+        "another prover id accepted"
+    );
+    let mut changed = proof.to_vec();
+    changed[changed_byte] ^= 1;
+    assert!(
+        !verifies(s.prover_id, s.sector_id, &changed),
+        "a changed proof accepted"
+    );
+}
+
+/// The PoRep configuration of a 2 KiB sector at `api_version` with
+/// `features` (none: interactive PoRep).
 pub fn porep_config(api_version: ApiVersion, features: Vec<ApiFeature>) -> PoRepConfig {
     let mut porep_id = [0u8; 32];
     porep_id[0] = 5; // any id: the tests make their own keys
