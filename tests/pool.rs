@@ -9,9 +9,8 @@ mod circuits;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
-use circuits::{FailingCircuit, FieldHeavy};
+use circuits::{FieldHeavy, Mixed};
 use ff::Field;
 use groth16_gpu::groth16::prove;
 use groth16_gpu::pool::{JobReport, PoolError, Priority};
@@ -365,24 +364,6 @@ fn an_urgent_job_overtakes_a_busy_worker_long_batch() {
         before < jobs as u64,
         "the urgent job waited for the whole batch"
     );
-}
-
-/// FieldHeavy, or a circuit that fails or panics in synthesis.
-#[derive(Clone)]
-enum Mixed {
-    Fine(FieldHeavy),
-    Fails,
-    Panics,
-}
-
-impl Circuit<Scalar> for Mixed {
-    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        match self {
-            Mixed::Fine(circuit) => circuit.synthesize(cs),
-            Mixed::Fails => FailingCircuit.synthesize(cs),
-            Mixed::Panics => panic!("synthesis panicked on purpose"),
-        }
-    }
 }
 
 #[test]

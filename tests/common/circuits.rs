@@ -308,3 +308,21 @@ impl Circuit<Scalar> for FailingCircuit {
 pub fn random_scalars(n: usize, rng: &mut impl RngCore) -> Vec<Option<Scalar>> {
     (0..n).map(|_| Some(Scalar::random(&mut *rng))).collect()
 }
+
+/// FieldHeavy, or a circuit that fails or panics in synthesis.
+#[derive(Clone)]
+pub enum Mixed {
+    Fine(FieldHeavy),
+    Fails,
+    Panics,
+}
+
+impl Circuit<Scalar> for Mixed {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        match self {
+            Mixed::Fine(circuit) => circuit.synthesize(cs),
+            Mixed::Fails => FailingCircuit.synthesize(cs),
+            Mixed::Panics => panic!("synthesis panicked on purpose"),
+        }
+    }
+}
