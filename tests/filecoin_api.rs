@@ -1,11 +1,11 @@
 //! Filecoin's calls (feature `filecoin`) through filecoin-proofs 19.1's own
 //! pipeline on 2 KiB sectors, on the CPU: sectors sealed by filecoin-proofs
-//! (pre-commit 1 and 2, commit 1), our C2, WindowPoSt, WinningPoSt and
-//! SnapDeals proofs that filecoin-proofs' verifiers accept, and refuse for
-//! changed inputs; bad inputs, and a circuit that panics while it is
-//! synthesized, are errors that name what is wrong, and the pool goes on
-//! serving. Keys come from our generator, placed where
-//! filecoin-proofs looks (no download).
+//! (pre-commit 1 and 2, commit 1), our C2 (interactive and Synthetic
+//! PoRep), WindowPoSt, WinningPoSt and SnapDeals proofs that
+//! filecoin-proofs' verifiers accept, and refuse for changed inputs; bad
+//! inputs, and a circuit that panics while it is synthesized, are errors
+//! that name what is wrong, and the pool goes on serving. Keys come from
+//! our generator, placed where filecoin-proofs looks (no download).
 #![cfg(feature = "filecoin")]
 
 #[path = "common/filecoin_api.rs"]
@@ -32,7 +32,7 @@ use filecoin_proofs::{
 use groth16_gpu::filecoin::{self, FilecoinError, PartitionRandomness};
 use groth16_gpu::pool::PoolError;
 use groth16_gpu::{Error, ProverPool};
-use storage_proofs_core::api_version::ApiVersion;
+use storage_proofs_core::api_version::{ApiFeature, ApiVersion};
 use storage_proofs_core::sector::SectorId;
 use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound,
@@ -60,16 +60,30 @@ fn our_c2(
     filecoin::seal_commit_phase2(pool(), config, phase1, sector.prover_id, sector.sector_id)
 }
 
-#[test]
-fn porep_c2_verifies_and_changed_inputs_are_refused() {
-    let config = porep_config(API, vec![]);
+/// Seals a sector with `features` at [`API`], proves its C2 with ours,
+/// and asserts `verify_seal` accepts it as sealed only.
+fn assert_c2_verifies_as_sealed_only(features: Vec<ApiFeature>) {
+    let config = porep_config(API, features);
     let sector = sealed_with_key(&config);
 
     let started = std::time::Instant::now();
     let output = our_c2(&config, &sector, common::copy_phase1(&sector.phase1)).expect("our C2");
-    eprintln!("C2 in {:.1?}", started.elapsed());
+    let features = &config.api_features;
+    eprintln!("C2 {features:?} in {:.1?}", started.elapsed());
     assert_eq!(output.proof.len(), 192 * usize::from(config.partitions));
     assert_seal_verifies_as_sealed_only(&config, &sector, &output.proof, 10);
+}
+
+#[test]
+fn porep_c2_verifies_and_changed_inputs_are_refused() {
+    assert_c2_verifies_as_sealed_only(vec![]);
+}
+
+#[test]
+fn synthetic_porep_c2_verifies_and_changed_inputs_are_refused() {
+    // Commit 1 picks its challenges' proofs out of those stored by
+    // filecoin-proofs' `generate_synth_proofs` (see `seal_sector`).
+    assert_c2_verifies_as_sealed_only(vec![ApiFeature::SyntheticPoRep]);
 }
 
 #[test]

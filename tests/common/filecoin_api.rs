@@ -13,9 +13,9 @@ use bellperson::groth16::aggregate::setup_fake_srs;
 use blstrs::{Bls12, Scalar};
 use filecoin_proofs::parameters::public_params;
 use filecoin_proofs::{
-    add_piece, generate_piece_commitment, seal_commit_phase1, seal_pre_commit_phase1,
-    seal_pre_commit_phase2, verify_seal, DefaultPieceHasher, PieceInfo, PoRepConfig,
-    SealCommitPhase1Output, SealPreCommitOutput, SectorShape2KiB, UnpaddedBytesAmount,
+    add_piece, clear_cache, generate_piece_commitment, generate_synth_proofs, seal_commit_phase1,
+    seal_pre_commit_phase1, seal_pre_commit_phase2, verify_seal, DefaultPieceHasher, PieceInfo,
+    PoRepConfig, SealCommitPhase1Output, SealPreCommitOutput, SectorShape2KiB, UnpaddedBytesAmount,
 };
 use groth16_gpu::filecoin::{cache_identifier, params_path};
 use groth16_gpu::generate_parameters_for_shape_random;
@@ -256,7 +256,10 @@ pub struct SealedSector {
 }
 
 /// Seals a sector of random data: filecoin-proofs' piece commitment,
-/// add_piece, pre-commit 1 and 2, commit 1.
+/// add_piece, pre-commit 1 and 2, commit 1. With Synthetic PoRep, between
+/// pre-commit 2 and commit 1, its synthetic vanilla proofs are made and the
+/// labels and trees C and D cleared, as filecoin-proofs' own tests do:
+/// commit 1 then picks among the stored proofs.
 pub fn seal_sector(config: &PoRepConfig, rng: &mut impl RngCore) -> SealedSector {
     parameter_cache();
     let piece_size = UnpaddedBytesAmount::from(config.sector_size);
@@ -294,6 +297,20 @@ pub fn seal_sector(config: &PoRepConfig, rng: &mut impl RngCore) -> SealedSector
     .expect("pre-commit 1");
     let pre_commit = seal_pre_commit_phase2(config, pc1, cache_dir.path(), replica.path())
         .expect("pre-commit 2");
+    if config.feature_enabled(ApiFeature::SyntheticPoRep) {
+        generate_synth_proofs::<_, Tree>(
+            config,
+            cache_dir.path(),
+            replica.path(),
+            prover_id,
+            sector_id,
+            ticket,
+            pre_commit.clone(),
+            &piece_infos,
+        )
+        .expect("synthetic proofs");
+        clear_cache(cache_dir.path()).expect("clear the labels and trees C and D");
+    }
     let phase1 = seal_commit_phase1::<_, Tree>(
         config,
         cache_dir.path(),
