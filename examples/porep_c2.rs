@@ -13,6 +13,7 @@
 //! Stages, each timed, so a device session can run them apart:
 //! 1. replicate the sector and build the partitions' circuits;
 //! 2. the shape: read from `--shape FILE` where it exists, else recorded
+//!    with the first partition's challenges in runs on every core, joined
 //!    (and saved there); `--record-only` stops here. `--estimate` also
 //!    records one challenge at 64 and at 512 nodes and extrapolates the
 //!    count to a 32 GiB sector's trees;
@@ -27,9 +28,10 @@
 //! 6. every partition from circuit to proof, each proved as its witness is
 //!    ready, once for each of `--pipelines`: `parts:N` synthesizes N
 //!    partitions at a time, each one's challenges over every core (joined
-//!    into the sequential witness; the default is parts:1, the plan
-//!    measured on a GPU so far), `threads:N` N partitions at a time, one
-//!    thread each;
+//!    into the sequential witness; the default is parts:1, the fastest
+//!    measured on a GPU), `threads:N` N partitions at a time, one thread
+//!    each. A start that does not fit device memory beside the proof in
+//!    flight waits for that proof;
 //! 7. every proof verified with the public inputs Filecoin's crates compute.
 //!
 //! Then a table of it all, with peak host and device memory.
