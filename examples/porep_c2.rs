@@ -182,18 +182,17 @@ fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let (shape, how) = match &options.shape {
         Some(path) if path.exists() => (CircuitShape::read_file(path)?, "shape (read from file)"),
-        Some(path) => {
+        saved_to => {
             let shape = parts[0].shape_in_parts(rayon::current_num_threads())?;
-            shape.write_file(path)?;
-            (
-                shape,
-                "shape (recorded, challenges on every core, and saved)",
-            )
+            let how = match saved_to {
+                Some(path) => {
+                    shape.write_file(path)?;
+                    "shape (recorded, challenges on every core, and saved)"
+                }
+                None => "shape (recorded, challenges on every core)",
+            };
+            (shape, how)
         }
-        None => (
-            parts[0].shape_in_parts(rayon::current_num_threads())?,
-            "shape (recorded, challenges on every core)",
-        ),
     };
     report.row(how, secs(start.elapsed()));
     report.row(
