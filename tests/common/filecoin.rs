@@ -272,9 +272,7 @@ impl PorepParts {
         );
         joined
     }
-}
 
-impl PorepParts {
     /// Challenges a run takes when the partition is cut into `parts` runs.
     fn run_length(&self, parts: usize) -> usize {
         self.proofs
