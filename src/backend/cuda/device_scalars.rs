@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 
 use blstrs::Scalar;
 use ff::Field;
+use parking_lot::Mutex;
 use rayon::prelude::*;
 
 use super::curve::as_words;
@@ -300,6 +301,42 @@ impl ScalarUploader {
         };
         after_uploads(stream, queue())?;
         Ok(to)
+    }
+}
+
+/// A [`ScalarUploader`] made at its first use and shared by its owner's
+/// calls (a base set's MSMs, a key's witnesses): one call at a time uses
+/// the slots, and the others take the driver's path.
+#[derive(Default)]
+pub struct SharedUploader(Mutex<Option<ScalarUploader>>);
+
+impl SharedUploader {
+    /// `values` in a new buffer on the guard's device, through the pinned
+    /// slots; None when another thread holds them or they cannot be had
+    /// (no pinned memory, no device memory), each said in a debug line:
+    /// the caller then copies from ordinary memory, which reports any error
+    /// that is not about staging.
+    pub fn try_upload(&self, guard: &DeviceGuard<'_>, values: &[Scalar]) -> Option<DeviceScalars> {
+        let mut uploader = self.0.try_lock()?;
+        if uploader.is_none() {
+            match ScalarUploader::new(guard) {
+                Ok(made) => *uploader = Some(made),
+                Err(error) => {
+                    log::debug!("no pinned upload slots ({error}); copying from ordinary memory");
+                    return None;
+                }
+            }
+        }
+        let slots = uploader.as_mut()?;
+        if slots.ordinal() != guard.device().ordinal() {
+            return None; // the driver's path reports the wrong device
+        }
+        slots
+            .upload(guard, values, values.len())
+            .map_err(|error| {
+                log::debug!("staged scalar upload failed ({error}); copying from ordinary memory")
+            })
+            .ok()
     }
 }
 

@@ -49,7 +49,7 @@ mod resident;
 mod tuning;
 
 pub use curve::GpuCurve;
-pub use device_scalars::{is_pinned, DeviceScalars, PinnedStaging, ScalarUploader};
+pub use device_scalars::{is_pinned, DeviceScalars, PinnedStaging, ScalarUploader, SharedUploader};
 pub use device_shape::{
     reference_first_unsatisfied, reference_matrix_rows, DeviceShape, MatrixParts,
 };

@@ -7,7 +7,7 @@ use blstrs::Scalar;
 use group::Group;
 
 use super::curve::{as_words, combine_windows, GpuCurve, MAX_WINDOWS};
-use super::device_scalars::{is_pinned, DeviceScalars, ScalarUploader};
+use super::device_scalars::{is_pinned, DeviceScalars};
 use super::resident::{check_span, mismatch, ResidentBases};
 use super::tuning::{MsmRun, MsmTuning};
 use crate::bridge::ffi;
@@ -32,7 +32,7 @@ pub struct MsmTiming {
 }
 
 /// Host scalars from this many on reach the device through pinned slots
-/// ([`ScalarUploader`]); fewer are copied by the driver from where they lie.
+/// ([`ScalarUploader`](super::ScalarUploader)); fewer are copied by the driver from where they lie.
 const STAGED_FROM: usize = 1 << 16;
 
 impl<G: GpuCurve> ResidentBases<G>
@@ -41,7 +41,7 @@ where
 {
     /// Σ `scalars[i]` · `bases[i]` over the first `scalars.len()` bases.
     /// Large sets of scalars in ordinary memory go to the device through
-    /// this base set's pinned slots ([`ScalarUploader`], 32 MiB, made at
+    /// this base set's pinned slots ([`ScalarUploader`](super::ScalarUploader), 32 MiB, made at
     /// the first such call); while another thread uses them, or where they
     /// cannot be had, the driver copies from ordinary memory instead.
     pub fn msm(&self, guard: &DeviceGuard<'_>, scalars: &[Scalar]) -> Result<G::Curve, GpuError> {
@@ -150,28 +150,8 @@ where
         if guard.device().ordinal() != self.ordinal() {
             return None; // the driver's path reports the wrong device
         }
-        let mut uploader = self.uploader.try_lock()?;
-        if uploader.is_none() {
-            match ScalarUploader::new(guard) {
-                Ok(made) => *uploader = Some(made),
-                Err(error) => {
-                    log::debug!(
-                        "no pinned upload slots ({error}); scalars go from ordinary memory"
-                    );
-                    return None;
-                }
-            }
-        }
         let started = Instant::now();
-        let uploaded = uploader.as_mut()?.upload(guard, scalars, scalars.len());
-        drop(uploader);
-        let on_device = match uploaded {
-            Ok(on_device) => on_device,
-            Err(error) => {
-                log::debug!("staged scalar upload failed ({error}); copying from ordinary memory");
-                return None;
-            }
-        };
+        let on_device = self.uploader.try_upload(guard, scalars)?;
         let upload_ms = started.elapsed().as_secs_f32() * 1e3;
         Some(
             self.msm_device_range(guard, first, &on_device, 0, scalars.len(), tuning)

@@ -4,10 +4,8 @@
 
 use std::marker::PhantomData;
 
-use parking_lot::Mutex;
-
 use super::curve::{as_words, GpuCurve};
-use super::device_scalars::ScalarUploader;
+use super::device_scalars::SharedUploader;
 use super::tuning::MsmTuning;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
@@ -25,7 +23,7 @@ where
     /// How this set's MSMs run unless a call names its own tuning.
     tuning: MsmTuning,
     /// Pinned slots for host scalars, made at the first large MSM.
-    pub(super) uploader: Mutex<Option<ScalarUploader>>,
+    pub(super) uploader: SharedUploader,
     _curve: PhantomData<G>,
 }
 
@@ -74,7 +72,7 @@ where
         Ok(Self {
             handle,
             tuning: MsmTuning::default(),
-            uploader: Mutex::new(None),
+            uploader: SharedUploader::default(),
             _curve: PhantomData,
         })
     }

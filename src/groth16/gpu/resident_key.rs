@@ -3,6 +3,7 @@
 //! memory a key and a proof take, and how a proof's inputs go up.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use blstrs::{G1Affine, G2Affine};
 
@@ -14,7 +15,8 @@ use super::split::ScalarBuffers;
 use super::tuning::ProverTuning;
 use crate::backend::cpu::Domain;
 use crate::backend::cuda::{
-    DeviceScalars, DeviceShape, HInputs, MatrixParts, PinnedStaging, ResidentBases,
+    is_pinned, DeviceScalars, DeviceShape, HInputs, MatrixParts, PinnedStaging, ResidentBases,
+    SharedUploader,
 };
 use crate::device::{Device, DeviceGuard, GpuError};
 use crate::groth16::prover::KeySizes;
@@ -77,6 +79,9 @@ pub(super) struct ResidentKey {
     /// by the shape's identity; None until a shaped proof uploads them, or
     /// where they did not fit.
     device_shape: Mutex<Option<(u64, Arc<DeviceShape>)>>,
+    /// Pinned slots a witness goes up through when A, B, C are evaluated
+    /// on the device.
+    witness_uploader: SharedUploader,
     /// How fast the devices worked on this key's last split proof.
     pub split_rate: MeasuredRate,
     /// How the key's proofs run (its base sets carry the MSM part).
@@ -107,6 +112,7 @@ impl ResidentKey {
             staging: Mutex::new(pinned_staging(&sizes)),
             scalar_buffers: Arc::new(ScalarBuffers::pinned(guard, sizes.ic + sizes.l)),
             device_shape: Mutex::new(None),
+            witness_uploader: SharedUploader::default(),
             split_rate: MeasuredRate::default(),
             tuning: *tuning,
             sizes,
@@ -132,7 +138,7 @@ impl ResidentKey {
     ) -> Result<HInputs, Error> {
         if let ProofInput::Shaped { shape, witness } = input {
             if let Some(on_device) = self.shape_on_device(guard, shape) {
-                return evaluate_on_device(guard, domain, &on_device, witness);
+                return self.evaluate_on_device(guard, domain, &on_device, witness);
             }
         }
         let mut staging = self.staging.lock();
@@ -225,19 +231,47 @@ fn shape_device_bytes(shape: &CircuitShape) -> u64 {
         .sum()
 }
 
-/// A proof's a, b, c evaluated on the device from `witness`; a broken row
-/// is [`Error::Unsatisfied`]. The witness goes up from where it lies, on
-/// this thread: staging it through the pinned buffer measured no faster
-/// (docs/NOTES-gpu.md, fifteenth session).
-fn evaluate_on_device(
-    guard: &DeviceGuard<'_>,
-    domain: &Domain,
-    on_device: &DeviceShape,
-    witness: &WitnessAssignment,
-) -> Result<HInputs, Error> {
-    let input = DeviceScalars::upload(guard, &witness.input, witness.input.len())?;
-    let aux = DeviceScalars::upload(guard, &witness.aux, witness.aux.len())?;
-    on_device
-        .evaluate(guard, domain, &input, &aux)?
-        .map_err(|constraint| Error::Unsatisfied { constraint })
+impl ResidentKey {
+    /// A proof's a, b, c evaluated on the device from `witness`; a broken
+    /// row is [`Error::Unsatisfied`]. The aux witness goes up through the
+    /// key's pinned slots, filled by the upload threads: from pageable
+    /// memory the driver copied a 2^27 partition's 3.5 GB on this thread
+    /// (about 9 GB/s). Where the slots are busy or refused, or the witness
+    /// is pinned already, it goes from where it lies.
+    fn evaluate_on_device(
+        &self,
+        guard: &DeviceGuard<'_>,
+        domain: &Domain,
+        on_device: &DeviceShape,
+        witness: &WitnessAssignment,
+    ) -> Result<HInputs, Error> {
+        let started = Instant::now();
+        let input = DeviceScalars::upload(guard, &witness.input, witness.input.len())?;
+        let staged = if is_pinned(&witness.aux) {
+            None
+        } else {
+            self.witness_uploader.try_upload(guard, &witness.aux)
+        };
+        let through_slots = staged.is_some();
+        let aux = match staged {
+            Some(aux) => aux,
+            None => DeviceScalars::upload(guard, &witness.aux, witness.aux.len())?,
+        };
+        let uploaded = started.elapsed();
+        let evaluated = on_device
+            .evaluate(guard, domain, &input, &aux)?
+            .map_err(|constraint| Error::Unsatisfied { constraint });
+        log::debug!(
+            "witness of {} scalars uploaded in {:.3} s ({}), a, b, c evaluated by {:.3} s",
+            witness.input.len() + witness.aux.len(),
+            uploaded.as_secs_f64(),
+            if through_slots {
+                "pinned slots"
+            } else {
+                "from where it lies"
+            },
+            started.elapsed().as_secs_f64()
+        );
+        evaluated
+    }
 }
