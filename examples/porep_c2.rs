@@ -8,7 +8,7 @@
 //! cargo run --release --features cuda --example porep_c2 -- \
 //!     [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64]
 //!     [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3]
-//!     [--pipelines parts:1[,parts:2,threads:10,...]] [--device N]
+//!     [--pipelines parts:1[,challenges:2,threads:10,...]] [--device N]
 //! ```
 //! Stages, each timed, so a device session can run them apart:
 //! 1. replicate the sector and build the partitions' circuits;
@@ -29,8 +29,9 @@
 //!    ready, once for each of `--pipelines`: `parts:N` synthesizes N
 //!    partitions at a time, each one's challenges over every core (joined
 //!    into the sequential witness; the default is parts:1, the fastest
-//!    measured on a GPU), `threads:N` N partitions at a time, one thread
-//!    each. A start that does not fit device memory beside the proof in
+//!    measured on a GPU), `challenges:N` N partitions at a time with a run
+//!    a challenge, the runs of all of them sharing the cores, `threads:N`
+//!    N partitions at a time, one thread each. A start that does not fit device memory beside the proof in
 //!    flight waits for that proof;
 //! 7. every proof verified with the public inputs Filecoin's crates compute.
 //!
@@ -140,7 +141,7 @@ fn main() {
         .format_timestamp_millis()
         .init();
     let options = parse_options().unwrap_or_else(|e| {
-        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--pipelines parts:1,parts:2,threads:10] [--device N]");
+        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--pipelines parts:1,challenges:2,threads:10] [--device N]");
         std::process::exit(2);
     });
     flags::exit_on_error(run(&options));

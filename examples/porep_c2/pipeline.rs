@@ -100,19 +100,25 @@ pub enum Synthesis {
     /// core (one partition's challenges leave cores idle: 18 challenges
     /// make 9 runs of two on 16 cores).
     InParts(usize),
+    /// This many partitions at a time, each one's challenges a run of
+    /// their own, the runs of all of them dealt over every core by rayon:
+    /// 18 runs of one challenge leave no core idle at the end of a
+    /// partition when another partition's runs are waiting.
+    ByChallenge(usize),
     /// This many partitions at a time, each one's witness on one thread.
     OneThreadEach(usize),
 }
 
 impl Synthesis {
-    /// "parts:N" or "threads:N".
+    /// "parts:N", "challenges:N" or "threads:N".
     pub fn parse(spec: &str) -> Result<Self, String> {
-        let bad = || format!("{spec:?} is not parts:N or threads:N (N at least 1)");
+        let bad = || format!("{spec:?} is not parts:N, challenges:N or threads:N (N at least 1)");
         let (kind, count) = spec.split_once(':').ok_or_else(bad)?;
         let count: usize = count.parse().map_err(|_| bad())?;
         match kind {
             _ if count == 0 => Err(bad()),
             "parts" => Ok(Synthesis::InParts(count)),
+            "challenges" => Ok(Synthesis::ByChallenge(count)),
             "threads" => Ok(Synthesis::OneThreadEach(count)),
             _ => Err(bad()),
         }
@@ -122,6 +128,10 @@ impl Synthesis {
         match self {
             Synthesis::InParts(at_once) => format!(
                 "{at_once} partition(s) at a time, challenges on {} threads",
+                rayon::current_num_threads()
+            ),
+            Synthesis::ByChallenge(at_once) => format!(
+                "{at_once} partition(s) at a time, a run a challenge on {} threads",
                 rayon::current_num_threads()
             ),
             Synthesis::OneThreadEach(threads) => {
@@ -134,7 +144,9 @@ impl Synthesis {
     /// flight this bounds the witnesses in host memory.
     fn waiting(&self) -> usize {
         match self {
-            Synthesis::InParts(at_once) | Synthesis::OneThreadEach(at_once) => *at_once,
+            Synthesis::InParts(at_once)
+            | Synthesis::ByChallenge(at_once)
+            | Synthesis::OneThreadEach(at_once) => *at_once,
         }
     }
 
@@ -150,27 +162,11 @@ impl Synthesis {
         // A failed send means the prover stopped on an error: stop too.
         match self {
             Synthesis::InParts(at_once) => {
-                // Each thread takes the next partition; their parts share
-                // rayon's pool.
                 let cores = rayon::current_num_threads();
-                let (next, parts) = (&AtomicUsize::new(0), &parts);
-                std::thread::scope(|scope| {
-                    for _ in 0..at_once {
-                        let sender = sender.clone();
-                        scope.spawn(move || loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(partition) = parts.get(i) else {
-                                return;
-                            };
-                            let start = Instant::now();
-                            let witness = partition.witness_in_parts(shape, cores);
-                            if sender.send((i, start.elapsed(), witness)).is_err() {
-                                return;
-                            }
-                        });
-                    }
-                });
+                in_parts(shape, &parts, at_once, cores, sender);
             }
+            // Runs of one challenge: run_length clamps the parts to them.
+            Synthesis::ByChallenge(at_once) => in_parts(shape, &parts, at_once, usize::MAX, sender),
             Synthesis::OneThreadEach(threads) => {
                 let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else {
                     return;
@@ -188,6 +184,36 @@ impl Synthesis {
             }
         }
     }
+}
+
+/// `at_once` threads each take the next partition and synthesize it in
+/// `runs` runs of its challenges, joined; the runs of all of them share
+/// rayon's pool. Each witness is sent when ready; a failed send means the
+/// prover stopped on an error, and the threads stop too.
+fn in_parts(
+    shape: &CircuitShape,
+    parts: &[PorepParts],
+    at_once: usize,
+    runs: usize,
+    sender: mpsc::SyncSender<Synthesized>,
+) {
+    let next = &AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..at_once {
+            let sender = sender.clone();
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(partition) = parts.get(i) else {
+                    return;
+                };
+                let start = Instant::now();
+                let witness = partition.witness_in_parts(shape, runs);
+                if sender.send((i, start.elapsed(), witness)).is_err() {
+                    return;
+                }
+            });
+        }
+    });
 }
 
 /// What [`prove_pipelined`] made, and how.
