@@ -238,11 +238,21 @@ fn generate_key(
         .map(|p| *p * h_factor)
         .collect();
     drop(tau_powers);
-    let h = logged("h", || multiplier.g1(&g1_table, &h_scalars))?;
-    drop(h_scalars);
-
-    let [inputs, aux] = logged("QAP at tau", || evaluate_at_tau(shape, &lagrange));
-    drop(lagrange);
+    // h needs only powers of τ: its points are made (on the device, where
+    // there is one) while the host evaluates the QAP at τ. The peak memory
+    // this adds (h's scalars beside the QAP's columns) is in
+    // host_memory::key_generation_bytes.
+    // The device's guard stays on this thread, so the QAP goes to another.
+    let (h, [inputs, aux]) = std::thread::scope(|scope| {
+        let qap = scope.spawn(|| logged("QAP at tau", || evaluate_at_tau(shape, &lagrange)));
+        let h = logged("h", || multiplier.g1(&g1_table, &h_scalars));
+        let qap = qap
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (h, qap)
+    });
+    let h = h?;
+    drop((h_scalars, lagrange));
 
     // a and b keep only the variables whose point is not the identity,
     // those of nonzero scalars (g1 and g2 are not the identity).

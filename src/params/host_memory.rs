@@ -12,13 +12,15 @@ const SCALAR_BYTES: u64 = 32;
 
 /// What generating a key for `m` domain points, `inputs` inputs and `aux`
 /// aux variables holds at its peak, at most: every query at full length
-/// (a and b as if every variable had a point) and the scalars in flight
-/// (the QAP's three columns at τ, a and b's exponents together, a domain
-/// of powers of τ).
+/// (a and b as if every variable had a point) and the scalars in flight at
+/// the larger of two moments: while h is made beside the QAP's evaluation
+/// (h's scalars, the Lagrange basis, the QAP's three columns at τ), and
+/// while a and b are (their exponents, the three columns, a domain of
+/// powers of τ).
 pub(crate) fn key_generation_bytes(m: usize, inputs: usize, aux: usize) -> u64 {
     let (m, variables, aux) = (m as u64, (inputs + aux) as u64, aux as u64);
     let points = (m + aux + 2 * variables) * G1_BYTES + variables * G2_BYTES;
-    let scalars = (m + 5 * variables) * SCALAR_BYTES;
+    let scalars = (m + 5 * variables).max(2 * m + 3 * variables) * SCALAR_BYTES;
     points + scalars
 }
 
@@ -65,6 +67,19 @@ mod tests {
         assert!(matches!(error, Error::OutOfHostMemory { .. }));
         ensure_fits("a key", needed, Some(needed)).unwrap();
         ensure_fits("a key", needed, None).unwrap();
+    }
+
+    #[test]
+    fn the_peak_is_the_larger_moment_of_the_two() {
+        let points = |m: u64, v: u64| (m + v + 2 * v) * G1_BYTES + v * G2_BYTES;
+        // Few variables over a large domain: h beside the QAP is the peak.
+        let (m, v) = (1u64 << 20, 1000u64);
+        let needed = key_generation_bytes(m as usize, 0, v as usize);
+        assert_eq!(needed, points(m, v) + (2 * m + 3 * v) * SCALAR_BYTES);
+        // As many variables as rows: a and b's exponents are.
+        let v = m;
+        let needed = key_generation_bytes(m as usize, 0, v as usize);
+        assert_eq!(needed, points(m, v) + (m + 5 * v) * SCALAR_BYTES);
     }
 
     #[test]
