@@ -223,12 +223,7 @@ fn generate_key(
     // Every query but b_g2 is a G1 table's: h, a, b_g1, l (and ic).
     let g1_bits = window_bits_for(m + 3 * (shape.num_inputs() + shape.num_aux()));
     let g2_bits = window_bits_for(shape.num_inputs() + shape.num_aux());
-    let (g1_table, g2_table) = logged("window tables", || {
-        rayon::join(
-            || FixedBase::new(g1, g1_bits),
-            || FixedBase::new(g2, g2_bits),
-        )
-    });
+    let g1_table = logged("G1 window table", || FixedBase::new(g1, g1_bits));
 
     let tau_powers = logged("powers of tau", || powers(tau, m));
     // H query: τ^i · Z(τ) / δ for i < m - 1.
@@ -239,10 +234,9 @@ fn generate_key(
         .collect();
     drop(tau_powers);
     // h needs only powers of τ: its points are made (on the device, where
-    // there is one) while the host evaluates the QAP at τ. The peak memory
-    // this adds (h's scalars beside the QAP's columns) is in
-    // host_memory::key_generation_bytes.
-    // The device's guard stays on this thread, so the QAP goes to another.
+    // there is one; its guard stays on this thread) while another thread
+    // evaluates the QAP at τ. The peak memory this adds (h's scalars beside
+    // the QAP's columns) is in host_memory::key_generation_bytes.
     let (h, [inputs, aux]) = std::thread::scope(|scope| {
         let qap = scope.spawn(|| logged("QAP at tau", || evaluate_at_tau(shape, &lagrange)));
         let h = logged("h", || multiplier.g1(&g1_table, &h_scalars));
@@ -259,14 +253,24 @@ fn generate_key(
     let (a_scalars, b_scalars) = logged("a and b scalars", || {
         rayon::join(|| nonzero(&inputs.a, &aux.a), || nonzero(&inputs.b, &aux.b))
     });
-    let a = logged("a", || multiplier.g1(&g1_table, &a_scalars))?;
-    let b_g1 = logged("b_g1", || multiplier.g1(&g1_table, &b_scalars))?;
-    let b_g2 = logged("b_g2", || multiplier.g2(&g2_table, &b_scalars))?;
-    drop((a_scalars, b_scalars));
-    let ic = multiplier.g1(&g1_table, &combined(&inputs, alpha, beta, gamma_inv))?;
-    let l = logged("l", || {
-        multiplier.g1(&g1_table, &combined(&aux, alpha, beta, delta_inv))
+    // The G2 table is built while a, b_g1 and l are made (on the device,
+    // the host would wait), so b_g2 comes last.
+    let (a, b_g1, ic, l, g2_table) = std::thread::scope(|scope| -> Result<_, Error> {
+        let g2_table = scope.spawn(|| logged("G2 window table", || FixedBase::new(g2, g2_bits)));
+        let a = logged("a", || multiplier.g1(&g1_table, &a_scalars))?;
+        let b_g1 = logged("b_g1", || multiplier.g1(&g1_table, &b_scalars))?;
+        drop(a_scalars);
+        let ic = multiplier.g1(&g1_table, &combined(&inputs, alpha, beta, gamma_inv))?;
+        let l = logged("l", || {
+            multiplier.g1(&g1_table, &combined(&aux, alpha, beta, delta_inv))
+        })?;
+        let g2_table = g2_table
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        Ok((a, b_g1, ic, l, g2_table))
     })?;
+    let b_g2 = logged("b_g2", || multiplier.g2(&g2_table, &b_scalars))?;
+    drop(b_scalars);
     // An aux variable in no constraint would leave L sparse: bellperson refuses it too.
     if l.par_iter().any(|p| bool::from(p.is_identity())) {
         return Err(SynthesisError::UnconstrainedVariable.into());
