@@ -44,7 +44,7 @@ pub use assignment::{Assignment, ProvingAssignment};
 pub use density::Density;
 pub use matrix::{Column, SparseMatrix};
 pub use shape::CircuitShape;
-pub use witness::WitnessAssignment;
+pub use witness::{JoinedInto, WitnessAssignment, WitnessValues};
 
 use bellpepper_core::{Circuit, ConstraintSystem, Index, Variable};
 use blstrs::Scalar;

@@ -8,7 +8,7 @@ use super::huge_pages;
 use super::products::product_equals;
 use super::recorder::ShapeRecorder;
 use super::Column;
-use super::{Assignment, Density, SparseMatrix, WitnessAssignment};
+use super::{Assignment, Density, SparseMatrix, WitnessAssignment, WitnessValues};
 use crate::Error;
 
 mod join;
@@ -192,7 +192,8 @@ impl CircuitShape {
 
     /// Err unless `witness` has this shape's numbers of inputs, aux
     /// variables and (where counted) constraints.
-    pub fn check_counts(&self, witness: &WitnessAssignment) -> Result<(), Error> {
+    pub fn check_counts<'w>(&self, witness: impl Into<WitnessValues<'w>>) -> Result<(), Error> {
+        let witness = witness.into();
         // The per-input constraints are the shape's own, not the circuit's.
         let circuit_constraints = self.num_constraints() - self.num_inputs;
         let counts_match = witness.input.len() == self.num_inputs

@@ -29,6 +29,30 @@ pub struct WitnessAssignment {
     pub constraints: Option<usize>,
 }
 
+/// A witness's values where they lie, borrowed: a [`WitnessAssignment`]'s
+/// vectors, or buffers of the caller's (page-locked memory, say, whose copy
+/// to a device needs no staging; see
+/// [`join_parts_into`](WitnessAssignment::join_parts_into)).
+#[derive(Debug, Clone, Copy)]
+pub struct WitnessValues<'a> {
+    /// Public inputs, the constant one first.
+    pub input: &'a [Scalar],
+    /// Auxiliary variables.
+    pub aux: &'a [Scalar],
+    /// Constraints enforced, when counted.
+    pub constraints: Option<usize>,
+}
+
+impl<'a> From<&'a WitnessAssignment> for WitnessValues<'a> {
+    fn from(witness: &'a WitnessAssignment) -> Self {
+        Self {
+            input: &witness.input,
+            aux: &witness.aux,
+            constraints: witness.constraints,
+        }
+    }
+}
+
 impl WitnessAssignment {
     /// Bulk witness generation skips `enforce`: the count no longer means anything.
     fn skip_constraint_count(&mut self) {
@@ -87,43 +111,124 @@ impl WitnessAssignment {
         prefix: WitnessAssignment,
         parts: Vec<WitnessAssignment>,
     ) -> Result<WitnessAssignment, crate::Error> {
+        check_prefixes(&prefix, &parts)?;
         let (inputs, aux) = (prefix.input.len(), prefix.aux.len());
-        for (k, part) in parts.iter().enumerate() {
-            let begins_alike = part.input.get(..inputs) == Some(&prefix.input[..])
-                && part.aux.get(..aux) == Some(&prefix.aux[..]);
-            if !begins_alike {
-                return Err(crate::Error::ShapeMismatch(format!(
-                    "witness part {k} does not begin with the shared prefix's {inputs} inputs and {aux} aux values"
-                )));
-            }
-        }
         let mut joined = prefix;
         let own_inputs: Vec<&[Scalar]> = parts.iter().map(|p| &p.input[inputs..]).collect();
         let own_aux: Vec<&[Scalar]> = parts.iter().map(|p| &p.aux[aux..]).collect();
         append_in_parallel(&mut joined.input, &own_inputs);
         append_in_parallel(&mut joined.aux, &own_aux);
-        let shared_constraints = joined.constraints;
-        for part in &parts {
-            joined.constraints = match (joined.constraints, part.constraints, shared_constraints) {
-                (Some(total), Some(n), Some(shared)) => Some(total + n - shared),
-                _ => None,
-            };
-        }
+        joined.constraints = joined_constraints(joined.constraints, &parts);
         Ok(joined)
     }
+
+    /// [`join_parts`](Self::join_parts) with the joined aux values written
+    /// to the front of `aux_out` (page-locked memory, say, reused from one
+    /// witness to the next) instead of a new vector: the returned witness
+    /// holds the inputs and the constraint count, and its `aux` is empty;
+    /// [`JoinedInto::values`] pairs them again. An `aux_out` too short for
+    /// the joined aux values is an error.
+    pub fn join_parts_into(
+        prefix: WitnessAssignment,
+        parts: Vec<WitnessAssignment>,
+        aux_out: &mut [Scalar],
+    ) -> Result<JoinedInto, crate::Error> {
+        check_prefixes(&prefix, &parts)?;
+        let (inputs, aux) = (prefix.input.len(), prefix.aux.len());
+        let own_aux: Vec<&[Scalar]> = parts.iter().map(|p| &p.aux[aux..]).collect();
+        let aux_len = aux + own_aux.iter().map(|piece| piece.len()).sum::<usize>();
+        if aux_out.len() < aux_len {
+            return Err(crate::Error::ShapeMismatch(format!(
+                "{aux_len} joined aux values do not fit a buffer of {}",
+                aux_out.len()
+            )));
+        }
+        let (prefix_slot, rest) = aux_out[..aux_len].split_at_mut(aux);
+        prefix_slot.copy_from_slice(&prefix.aux);
+        copy_in_parallel(rest, &own_aux);
+        let mut input = prefix.input;
+        let own_inputs: Vec<&[Scalar]> = parts.iter().map(|p| &p.input[inputs..]).collect();
+        append_in_parallel(&mut input, &own_inputs);
+        Ok(JoinedInto {
+            input,
+            aux_len,
+            constraints: joined_constraints(prefix.constraints, &parts),
+        })
+    }
+}
+
+/// A witness joined into the caller's aux buffer
+/// ([`WitnessAssignment::join_parts_into`]): its inputs, how many of the
+/// buffer's values are its aux values, and its constraint count.
+#[derive(Debug, Clone)]
+pub struct JoinedInto {
+    /// Public inputs, the constant one first.
+    pub input: Vec<Scalar>,
+    /// The aux values: the buffer's first `aux_len`.
+    pub aux_len: usize,
+    /// Constraints enforced, when counted.
+    pub constraints: Option<usize>,
+}
+
+impl JoinedInto {
+    /// The witness, its aux values read from `aux_out`, the buffer it was
+    /// joined into.
+    pub fn values<'a>(&'a self, aux_out: &'a [Scalar]) -> WitnessValues<'a> {
+        WitnessValues {
+            input: &self.input,
+            aux: &aux_out[..self.aux_len.min(aux_out.len())],
+            constraints: self.constraints,
+        }
+    }
+}
+
+/// Err unless every part begins with `prefix`'s inputs and aux values.
+fn check_prefixes(
+    prefix: &WitnessAssignment,
+    parts: &[WitnessAssignment],
+) -> Result<(), crate::Error> {
+    let (inputs, aux) = (prefix.input.len(), prefix.aux.len());
+    for (k, part) in parts.iter().enumerate() {
+        let begins_alike = part.input.get(..inputs) == Some(&prefix.input[..])
+            && part.aux.get(..aux) == Some(&prefix.aux[..]);
+        if !begins_alike {
+            return Err(crate::Error::ShapeMismatch(format!(
+                "witness part {k} does not begin with the shared prefix's {inputs} inputs and {aux} aux values"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The joined constraint count: the parts' added up, the prefix's
+/// (`shared`) counted once; None unless every one is counted.
+fn joined_constraints(shared: Option<usize>, parts: &[WitnessAssignment]) -> Option<usize> {
+    let mut total = shared;
+    for part in parts {
+        total = match (total, part.constraints, shared) {
+            (Some(total), Some(n), Some(shared)) => Some(total + n - shared),
+            _ => None,
+        };
+    }
+    total
 }
 
 /// Appends `pieces` in order to `values`, copying over every core: a
 /// production partition's aux values are GBs, one thread's copy seconds.
 fn append_in_parallel(values: &mut Vec<Scalar>, pieces: &[&[Scalar]]) {
-    const CHUNK: usize = 1 << 16;
     let start = values.len();
     let total: usize = pieces.iter().map(|piece| piece.len()).sum();
     values.reserve_exact(total);
     super::huge_pages::advise(values.spare_capacity_mut());
     // Indexed: rayon writes the zeros in place, in parallel (pages faulted in there too).
     values.par_extend(rayon::iter::repeat_n(Scalar::ZERO, total));
-    let mut rest = &mut values[start..];
+    copy_in_parallel(&mut values[start..], pieces);
+}
+
+/// Copies `pieces` in order to the front of `to` over every core.
+fn copy_in_parallel(to: &mut [Scalar], pieces: &[&[Scalar]]) {
+    const CHUNK: usize = 1 << 16;
+    let mut rest = to;
     for piece in pieces {
         let (slot, tail) = rest.split_at_mut(piece.len());
         slot.par_chunks_mut(CHUNK)
@@ -333,5 +438,43 @@ mod tests {
         let joined =
             WitnessAssignment::join_parts(witness_of(&[]), vec![witness_of(&[1]), uncounted]);
         assert_eq!(joined.unwrap().constraints, None);
+    }
+
+    #[test]
+    fn parts_join_into_a_buffer_as_into_a_new_witness() {
+        let shares = [1u64, 2, 3, 4, 5];
+        let sequential = witness_of(&shares);
+        let parts = || {
+            vec![
+                witness_of(&shares[..2]),
+                witness_of(&[]),
+                witness_of(&shares[2..]),
+            ]
+        };
+        // Room to spare: the values past the joined ones are left alone.
+        let sentinel = Scalar::from(99u64);
+        let mut buffer = vec![sentinel; sequential.aux.len() + 3];
+        let joined =
+            WitnessAssignment::join_parts_into(witness_of(&[]), parts(), &mut buffer).unwrap();
+        let values = joined.values(&buffer);
+        assert_eq!(values.input, &sequential.input[..]);
+        assert_eq!(values.aux, &sequential.aux[..]);
+        assert_eq!(values.constraints, sequential.constraints);
+        assert!(buffer[sequential.aux.len()..]
+            .iter()
+            .all(|v| *v == sentinel));
+        let whole = WitnessValues::from(&sequential);
+        assert_eq!((whole.input, whole.aux), (values.input, values.aux));
+        // Exactly the room needed, then one value short.
+        let mut exact = vec![Scalar::ZERO; sequential.aux.len()];
+        WitnessAssignment::join_parts_into(witness_of(&[]), parts(), &mut exact).unwrap();
+        assert_eq!(exact, sequential.aux);
+        let mut short = vec![Scalar::ZERO; sequential.aux.len() - 1];
+        let error = WitnessAssignment::join_parts_into(witness_of(&[]), parts(), &mut short);
+        assert!(error.unwrap_err().to_string().contains("do not fit"));
+        let mut other = WitnessAssignment::counting();
+        other.alloc(|| "x", || Ok(Scalar::from(4u64))).unwrap();
+        let refused = WitnessAssignment::join_parts_into(witness_of(&[]), vec![other], &mut buffer);
+        assert!(refused.unwrap_err().to_string().contains("part 0"));
     }
 }

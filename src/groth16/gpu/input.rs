@@ -4,7 +4,7 @@
 //! them on the way to the bus).
 
 use crate::groth16::prover::{KeySizes, ProverWitness};
-use crate::synthesis::{Assignment, CircuitShape, WitnessAssignment};
+use crate::synthesis::{Assignment, CircuitShape, WitnessValues};
 use crate::Error;
 
 #[derive(Clone, Copy)]
@@ -12,7 +12,7 @@ pub(super) enum ProofInput<'a> {
     Evaluated(&'a Assignment),
     Shaped {
         shape: &'a CircuitShape,
-        witness: &'a WitnessAssignment,
+        witness: WitnessValues<'a>,
     },
 }
 
@@ -24,8 +24,8 @@ impl<'a> ProofInput<'a> {
             Self::Shaped { shape, witness } => {
                 let [a_aux_density, b_input_density, b_aux_density] = shape.densities();
                 ProverWitness {
-                    input: &witness.input,
-                    aux: &witness.aux,
+                    input: witness.input,
+                    aux: witness.aux,
                     a_aux_density,
                     b_input_density,
                     b_aux_density,

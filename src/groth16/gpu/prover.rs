@@ -19,7 +19,7 @@ use crate::backend::cuda::HInputs;
 use crate::device::{DeviceGuard, GpuError};
 use crate::groth16::prover::{assemble, timed, StageTimes};
 use crate::groth16::Proof;
-use crate::synthesis::{Assignment, CircuitShape, WitnessAssignment};
+use crate::synthesis::{Assignment, CircuitShape, WitnessValues};
 use crate::Error;
 
 /// A proof whose GPU work was started on one device. Finish it with
@@ -155,17 +155,23 @@ pub fn start_proof(
 /// `shape.assign(witness)`: A, B and C are evaluated here, a piece of rows
 /// at a time, straight into the key's pinned upload buffer, each piece
 /// crossing the bus while the next is evaluated. That saves copying them
-/// there (384 MiB for a 4M-constraint PoRep partition). A witness that does
-/// not fit the shape, or a row where a·b differs from c, is an error, and
-/// no proof is left running.
-pub fn start_proof_shaped(
+/// there (384 MiB for a 4M-constraint PoRep partition); where the shape's
+/// matrices fit on the device, the witness goes up and they are evaluated
+/// there. The witness is a
+/// [`WitnessAssignment`](crate::synthesis::WitnessAssignment) or its values in the
+/// caller's buffers ([`WitnessValues`]): aux values in page-locked memory
+/// cross the bus without staging. A witness that does not fit the shape,
+/// or a row where a·b differs from c, is an error, and no proof is left
+/// running; the witness is no longer read once this returns.
+pub fn start_proof_shaped<'w>(
     guard: &DeviceGuard<'_>,
     key: &GpuProvingKey,
     shape: &CircuitShape,
-    witness: &WitnessAssignment,
+    witness: impl Into<WitnessValues<'w>>,
     r: Scalar,
     s: Scalar,
 ) -> Result<PendingProof, Error> {
+    let witness = witness.into();
     start(guard, key, ProofInput::Shaped { shape, witness }, r, s)
 }
 
