@@ -45,6 +45,10 @@ mod flags;
 mod memory;
 #[path = "porep_c2/pipeline.rs"]
 mod pipeline;
+#[path = "porep_c2/report.rs"]
+mod report;
+#[path = "porep_c2/witness_buffers.rs"]
+mod witness_buffers;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -58,11 +62,13 @@ use groth16_gpu::device::{Device, DeviceGuard, DeviceMutex};
 use groth16_gpu::groth16::gpu::GpuProvingKey;
 use groth16_gpu::groth16::StageTimes;
 use groth16_gpu::params::{generate_parameters_for_shape_on_gpu, CheckMode, Trapdoor};
-use groth16_gpu::synthesis::CircuitShape;
+use groth16_gpu::synthesis::{CircuitShape, WitnessValues};
 use groth16_gpu::{prepare_verifying_key, verify_proofs_batch, Error, Proof, ProvingKey};
 use memory::{peak_host_memory, DeviceMemorySampler};
 use pipeline::{prove_pipelined, Prover, Synthesis};
 use rand_core::OsRng;
+use report::{best_and_median, secs, Report};
+use witness_buffers::{Witness, WitnessBuffers};
 
 /// Production's PoRep for 32 GiB sectors (filecoin-proofs 19.1's
 /// constants): 10 partitions, 176 challenges (18 a partition), 11 layers,
@@ -132,10 +138,6 @@ fn parse_options() -> Result<Options, String> {
     Ok(options)
 }
 
-fn secs(d: Duration) -> String {
-    format!("{:.2} s", d.as_secs_f64())
-}
-
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
         .format_timestamp_millis()
@@ -145,25 +147,6 @@ fn main() {
         std::process::exit(2);
     });
     flags::exit_on_error(run(&options));
-}
-
-/// The report's rows, in order, as (what, value).
-#[derive(Default)]
-struct Report(Vec<(String, String)>);
-
-impl Report {
-    fn row(&mut self, what: impl Into<String>, value: impl Into<String>) {
-        let (what, value) = (what.into(), value.into());
-        println!("{what}: {value}");
-        self.0.push((what, value));
-    }
-
-    fn print(&self) {
-        println!("\n| stage | measured |\n|---|---|");
-        for (what, value) in &self.0 {
-            println!("| {what} | {value} |");
-        }
-    }
 }
 
 fn run(options: &Options) -> Result<(), Box<dyn std::error::Error>> {
@@ -322,17 +305,6 @@ fn free_disk_bytes(path: &std::path::Path) -> Option<u64> {
         .ok()
 }
 
-/// Median and best of `times`.
-fn best_and_median(mut times: Vec<Duration>) -> String {
-    times.sort();
-    format!(
-        "best {}, median {} ({} runs)",
-        secs(times[0]),
-        secs(times[times.len() / 2]),
-        times.len()
-    )
-}
-
 /// One partition's GPU half `--repeats` times: its start (A, B, C
 /// evaluated from the witness and uploaded) and its whole, best and
 /// median, and the stages of the best run.
@@ -342,7 +314,8 @@ fn gpu_half_alone(
     guard: &DeviceGuard<'_>,
     prover: &Prover,
     shape: &CircuitShape,
-    witness: &groth16_gpu::synthesis::WitnessAssignment,
+    witness: WitnessValues<'_>,
+    label: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let (mut starts, mut wholes) = (Vec::new(), Vec::new());
     let mut best: Option<(Duration, StageTimes)> = None;
@@ -358,15 +331,18 @@ fn gpu_half_alone(
             best = Some((whole, stages));
         }
     }
-    report.row("one partition: GPU half", best_and_median(wholes));
     report.row(
-        "one partition: its start (A, B, C evaluated and uploaded)",
+        format!("one partition: GPU half{label}"),
+        best_and_median(wholes),
+    );
+    report.row(
+        format!("one partition: its start (A, B, C evaluated and uploaded){label}"),
         best_and_median(starts),
     );
     if let Some((_, t)) = best {
         let ms = |d: Duration| format!("{:.0}", d.as_secs_f64() * 1e3);
         report.row(
-            "one partition: stages of the best (ms, on the device's lanes: they overlap)",
+            format!("one partition: stages of the best{label} (ms, on the device's lanes: they overlap)"),
             format!(
                 "upload {}, H polynomial {}, MSM h {}, l {}, a {}, b_g1 {}, b_g2 {}, assembly {}",
                 ms(t.upload),
@@ -381,6 +357,22 @@ fn gpu_half_alone(
         );
     }
     Ok(())
+}
+
+/// Page-locked buffers for the pipelines' witnesses, timed.
+fn witness_buffers(options: &Options, report: &mut Report, shape: &CircuitShape) -> WitnessBuffers {
+    let start = Instant::now();
+    let buffers = WitnessBuffers::for_pipelines(&options.pipelines, shape.num_aux());
+    report.row(
+        "witness buffers (page-locked, for the pipelines)",
+        format!(
+            "{} of {} GB in {}",
+            buffers.count(),
+            shape.num_aux() * 32 / 1_000_000_000,
+            secs(start.elapsed())
+        ),
+    );
+    buffers
 }
 
 fn prove_on_device(
@@ -437,8 +429,32 @@ fn prove_on_device(
         return Err("the witness synthesized in parts differs from the sequential one".into());
     }
     drop(sequential);
-    gpu_half_alone(options, report, &guard, &prover, shape, &witness)?;
-    drop(witness);
+    let buffers = witness_buffers(options, report, shape);
+    // Its GPU half from the witness's own vectors, then from a buffer.
+    let mut witness = Witness::Owned(witness);
+    for page_locked in [false, true] {
+        if page_locked {
+            if buffers.count() == 0 {
+                break;
+            }
+            witness = buffers.hold(witness);
+        }
+        let label = if page_locked {
+            " (witness page-locked)"
+        } else {
+            ""
+        };
+        gpu_half_alone(
+            options,
+            report,
+            &guard,
+            &prover,
+            shape,
+            witness.values(),
+            label,
+        )?;
+    }
+    buffers.give_back(witness);
 
     let mut proofs = Vec::new();
     for &synthesis in &options.pipelines {
@@ -450,6 +466,7 @@ fn prove_on_device(
             circuits.clone(),
             parts.clone(),
             synthesis,
+            &buffers,
         )?;
         let wall = start.elapsed();
         let made = run.proofs;

@@ -154,7 +154,7 @@ fn window_post_matches_bellperson() {
 /// two challenges) synthesized in parts, its challenges on separate
 /// threads: the witness the circuit's own synthesis makes, value for value,
 /// and it satisfies the recorded shape; its shape recorded in parts is the
-/// blank circuit's.
+/// blank circuit's. Joined into a caller's buffer, it is the same witness.
 #[test]
 fn porep_challenges_in_parts_give_the_sequential_witness() {
     let mut rng = fresh_rng();
@@ -186,6 +186,14 @@ fn porep_challenges_in_parts_give_the_sequential_witness() {
             "{threads} parts"
         );
     }
+    // Joined into a buffer with room to spare, a run a challenge.
+    let mut buffer = vec![Scalar::ZERO; shape.num_aux() + 1];
+    let into = parts
+        .witness_in_parts_into(&shape, usize::MAX, &mut buffer)
+        .unwrap();
+    let values = into.values(&buffer);
+    assert!(values.input == &sequential.input[..] && values.aux == &sequential.aux[..]);
+    assert_eq!(values.constraints, sequential.constraints);
     shape
         .assign(parts.witness_in_parts(&shape, 2).unwrap())
         .expect("the joined witness satisfies the shape");

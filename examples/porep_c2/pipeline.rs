@@ -13,11 +13,12 @@ use groth16_gpu::groth16::gpu::{
     finish_proof_timed, prove_streamed, start_proof_shaped, GpuProvingKey, PendingProof,
 };
 use groth16_gpu::groth16::StageTimes;
-use groth16_gpu::synthesis::{CircuitShape, WitnessAssignment};
+use groth16_gpu::synthesis::{CircuitShape, WitnessAssignment, WitnessValues};
 use groth16_gpu::{Error, Proof, ProvingKey};
 use rand_core::OsRng;
 
 use crate::filecoin::{PorepCircuit, PorepParts};
+use crate::witness_buffers::{Witness, WitnessBuffers};
 
 fn random() -> Scalar {
     Scalar::random(OsRng)
@@ -42,7 +43,7 @@ impl Prover {
         &self,
         guard: &DeviceGuard<'_>,
         shape: &CircuitShape,
-        witness: &WitnessAssignment,
+        witness: WitnessValues<'_>,
     ) -> Result<Started, Error> {
         Ok(match self {
             Prover::Resident(key) => Started::Pending(start_proof_shaped(
@@ -54,7 +55,11 @@ impl Prover {
                 random(),
             )?),
             Prover::Streamed(key) => {
-                let assignment = shape.assign(witness.clone())?;
+                let assignment = shape.assign(WitnessAssignment {
+                    input: witness.input.to_vec(),
+                    aux: witness.aux.to_vec(),
+                    constraints: witness.constraints,
+                })?;
                 Started::Done(Box::new(prove_streamed(
                     guard,
                     key,
@@ -87,11 +92,7 @@ impl Prover {
 }
 
 /// A partition's witness, how long it took, or why it failed.
-type Synthesized = (
-    usize,
-    Duration,
-    Result<WitnessAssignment, groth16_gpu::Error>,
-);
+type Synthesized = (usize, Duration, Result<Witness, groth16_gpu::Error>);
 
 /// How the pipeline computes witnesses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,6 +157,7 @@ impl Synthesis {
         shape: &CircuitShape,
         circuits: Vec<PorepCircuit>,
         parts: Vec<PorepParts>,
+        buffers: &WitnessBuffers,
         sender: mpsc::SyncSender<Synthesized>,
     ) {
         use rayon::prelude::*;
@@ -163,10 +165,12 @@ impl Synthesis {
         match self {
             Synthesis::InParts(at_once) => {
                 let cores = rayon::current_num_threads();
-                in_parts(shape, &parts, at_once, cores, sender);
+                in_parts(shape, &parts, at_once, cores, buffers, sender);
             }
             // Runs of one challenge: run_length clamps the parts to them.
-            Synthesis::ByChallenge(at_once) => in_parts(shape, &parts, at_once, usize::MAX, sender),
+            Synthesis::ByChallenge(at_once) => {
+                in_parts(shape, &parts, at_once, usize::MAX, buffers, sender)
+            }
             Synthesis::OneThreadEach(threads) => {
                 let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else {
                     return;
@@ -176,7 +180,7 @@ impl Synthesis {
                         sender,
                         |sender, (i, circuit)| {
                             let start = Instant::now();
-                            let witness = shape.witness(circuit);
+                            let witness = shape.witness(circuit).map(Witness::Owned);
                             let _ = sender.send((i, start.elapsed(), witness));
                         },
                     )
@@ -187,14 +191,16 @@ impl Synthesis {
 }
 
 /// `at_once` threads each take the next partition and synthesize it in
-/// `runs` runs of its challenges, joined; the runs of all of them share
-/// rayon's pool. Each witness is sent when ready; a failed send means the
-/// prover stopped on an error, and the threads stop too.
+/// `runs` runs of its challenges, joined into a buffer of `buffers` where
+/// there are any; the runs of all of them share rayon's pool. Each witness
+/// is sent when ready; a failed send (or a closed pool) means the prover
+/// stopped, and the threads stop too.
 fn in_parts(
     shape: &CircuitShape,
     parts: &[PorepParts],
     at_once: usize,
     runs: usize,
+    buffers: &WitnessBuffers,
     sender: mpsc::SyncSender<Synthesized>,
 ) {
     let next = &AtomicUsize::new(0);
@@ -206,8 +212,21 @@ fn in_parts(
                 let Some(partition) = parts.get(i) else {
                     return;
                 };
+                let buffer = if buffers.count() > 0 {
+                    let Some(buffer) = buffers.take() else {
+                        return;
+                    };
+                    Some(buffer)
+                } else {
+                    None
+                };
                 let start = Instant::now();
-                let witness = partition.witness_in_parts(shape, runs);
+                let witness = match buffer {
+                    Some(mut buffer) => partition
+                        .witness_in_parts_into(shape, runs, buffer.as_mut_slice())
+                        .map(|joined| Witness::Pinned(joined, buffer)),
+                    None => partition.witness_in_parts(shape, runs).map(Witness::Owned),
+                };
                 if sender.send((i, start.elapsed(), witness)).is_err() {
                     return;
                 }
@@ -226,8 +245,9 @@ pub struct PipelineRun {
 }
 
 /// Every partition from circuit to proof: witnesses computed as
-/// `synthesis` says, each handed to the device as it is ready, two proofs
-/// in flight there.
+/// `synthesis` says (joined into `buffers` where it synthesizes in parts
+/// and there are any), each handed to the device as it is ready, two
+/// proofs in flight there.
 pub fn prove_pipelined(
     guard: &DeviceGuard<'_>,
     prover: &Prover,
@@ -235,6 +255,7 @@ pub fn prove_pipelined(
     circuits: Vec<PorepCircuit>,
     parts: Vec<PorepParts>,
     synthesis: Synthesis,
+    buffers: &WitnessBuffers,
 ) -> Result<PipelineRun, Box<dyn std::error::Error>> {
     let count = circuits.len();
     let (sender, ready) = mpsc::sync_channel::<Synthesized>(synthesis.waiting());
@@ -242,13 +263,16 @@ pub fn prove_pipelined(
     let mut times = Vec::with_capacity(count);
     let mut memory_waits = 0;
     std::thread::scope(|scope| -> Result<(), Box<dyn std::error::Error>> {
-        scope.spawn(move || synthesis.run(shape, circuits, parts, sender));
+        // Closed when this returns, on an error too: a synthesis thread
+        // waiting for a buffer then stops.
+        let _open = buffers.open();
+        scope.spawn(move || synthesis.run(shape, circuits, parts, buffers, sender));
         let mut in_flight = std::collections::VecDeque::new();
         for (i, took, witness) in ready {
             times.push(took);
             let witness = witness?;
             let pending = loop {
-                match prover.start(guard, shape, &witness) {
+                match prover.start(guard, shape, witness.values()) {
                     // Two proofs' working memory beside the key may not fit
                     // (an H100 with the shape's matrices resident): wait
                     // for the one in flight, then start.
@@ -260,6 +284,8 @@ pub fn prove_pipelined(
                     started => break started?,
                 }
             };
+            // The start has read the witness.
+            buffers.give_back(witness);
             in_flight.push_back((i, pending));
             if in_flight.len() > 1 {
                 let (j, pending) = in_flight.pop_front().expect("two in flight");

@@ -12,7 +12,7 @@ use filecoin_hashers::{
     poseidon::PoseidonHasher, sha256::Sha256Hasher, Domain, HashFunction, Hasher,
 };
 use generic_array::typenum::{U0, U8};
-use groth16_gpu::synthesis::{CircuitShape, WitnessAssignment};
+use groth16_gpu::synthesis::{CircuitShape, JoinedInto, WitnessAssignment};
 use rand_core::RngCore;
 use rayon::prelude::*;
 use storage_proofs_core::proof::ProofScheme;
@@ -245,6 +245,31 @@ impl PorepParts {
         shape: &CircuitShape,
         parts: usize,
     ) -> Result<WitnessAssignment, groth16_gpu::Error> {
+        self.witness_runs_joined(shape, parts, WitnessAssignment::join_parts)
+    }
+
+    /// [`witness_in_parts`](Self::witness_in_parts) with the aux values
+    /// joined into `aux_out` (page-locked memory, say, reused from one
+    /// partition to the next; `WitnessAssignment::join_parts_into`).
+    pub fn witness_in_parts_into(
+        &self,
+        shape: &CircuitShape,
+        parts: usize,
+        aux_out: &mut [Scalar],
+    ) -> Result<JoinedInto, groth16_gpu::Error> {
+        self.witness_runs_joined(shape, parts, |prefix, runs| {
+            WitnessAssignment::join_parts_into(prefix, runs, aux_out)
+        })
+    }
+
+    /// The runs of `parts` synthesized on rayon's threads, then `join`ed
+    /// with the shared beginning; each step's time logged.
+    fn witness_runs_joined<T>(
+        &self,
+        shape: &CircuitShape,
+        parts: usize,
+        join: impl FnOnce(WitnessAssignment, Vec<WitnessAssignment>) -> Result<T, groth16_gpu::Error>,
+    ) -> Result<T, groth16_gpu::Error> {
         let started = std::time::Instant::now();
         let mut prefix = WitnessAssignment::counting();
         self.synthesize_challenges(&mut prefix, &[])?;
@@ -263,7 +288,7 @@ impl PorepParts {
             })
             .collect::<Result<Vec<_>, groth16_gpu::Error>>()?;
         let parts_done = started.elapsed();
-        let joined = WitnessAssignment::join_parts(prefix, witnesses);
+        let joined = join(prefix, witnesses);
         log::info!(
             "witness in {} runs: prefix {prefix_done:.2?}, runs {:.2?}, join {:.2?}",
             self.proofs.len().div_ceil(run),

@@ -130,6 +130,18 @@ impl PinnedStaging {
         pinned_slice(&self.handle)
     }
 
+    /// The scalars, to read (or to hand to a call that uploads them: they
+    /// cross the bus on the copy engine, with no staging).
+    pub fn as_slice(&self) -> &[Scalar] {
+        let (data, len) = pinned_parts(&self.handle);
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: as in pinned_slice; a shared borrow of the owner, so no
+        // mutable view exists while this one lives.
+        unsafe { std::slice::from_raw_parts(data, len) }
+    }
+
     /// The scalars and the upload stream for the guard's device, borrowed
     /// together; the stream is made on first use and again when the device
     /// changes.
@@ -162,21 +174,26 @@ impl PinnedStaging {
     }
 }
 
+/// Where a pinned allocation's scalars lie, and how many there are.
+fn pinned_parts(handle: &cxx::UniquePtr<ffi::PinnedScalars>) -> (*mut Scalar, usize) {
+    let pinned = handle
+        .as_ref()
+        .expect("alloc_pinned_scalars never returns null");
+    (pinned.pinned_data().cast::<Scalar>(), pinned.pinned_len())
+}
+
 /// The scalars of a pinned allocation, mutable: callers hold its owner
 /// mutably, so this is the only view for the borrow's life.
 #[allow(clippy::mut_from_ref)]
 fn pinned_slice(handle: &cxx::UniquePtr<ffi::PinnedScalars>) -> &mut [Scalar] {
-    let pinned = handle
-        .as_ref()
-        .expect("alloc_pinned_scalars never returns null");
-    let len = pinned.pinned_len();
+    let (data, len) = pinned_parts(handle);
     if len == 0 {
         return &mut [];
     }
     // SAFETY: the C++ side allocated and zeroed `len` scalars of four words
     // (any bit pattern is a valid blst_fr); both callers borrow the owner
     // mutably, so no other view exists while this one lives.
-    unsafe { std::slice::from_raw_parts_mut(pinned.pinned_data().cast::<Scalar>(), len) }
+    unsafe { std::slice::from_raw_parts_mut(data, len) }
 }
 
 /// Host scalars to one device through two pinned slots: rayon copies the
