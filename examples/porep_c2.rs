@@ -24,15 +24,18 @@
 //!    key stays);
 //! 5. one partition alone: its witness on one thread and with its
 //!    challenges on every core (the two compared), then its GPU half
-//!    `--repeats` times (best and median, and the best one's stages);
+//!    `--repeats` times (best and median, and the best one's stages), from
+//!    the witness's own vectors and again from a page-locked buffer;
 //! 6. every partition from circuit to proof, each proved as its witness is
 //!    ready, once for each of `--pipelines`: `parts:N` synthesizes N
 //!    partitions at a time, each one's challenges over every core (joined
 //!    into the sequential witness; the default is parts:1, the fastest
 //!    measured on a GPU), `challenges:N` N partitions at a time with a run
 //!    a challenge, the runs of all of them sharing the cores, `threads:N`
-//!    N partitions at a time, one thread each. A start that does not fit device memory beside the proof in
-//!    flight waits for that proof;
+//!    N partitions at a time, one thread each. `parts` and `challenges`
+//!    join each witness into a page-locked buffer reused across partitions
+//!    (a start then uploads it with no host copy). A start that does not
+//!    fit device memory beside the proof in flight waits for that proof;
 //! 7. every proof verified with the public inputs Filecoin's crates compute.
 //!
 //! Then a table of it all, with peak host and device memory.
