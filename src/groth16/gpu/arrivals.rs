@@ -117,9 +117,11 @@ impl Drop for ScalarArrivals {
 pub(super) struct ScalarSplitter(Arc<ScalarArrivals>);
 
 impl ScalarSplitter {
-    /// Splits b, a and l in that order (b first: the G2 MSM, the longest,
+    /// Splits b, l and a in that order (b first: the G2 MSM, the longest,
     /// and b_g1 take it), each across the host's cores, publishing each as
-    /// it is made; `started` dates the debug lines.
+    /// it is made; `started` dates the debug lines. Where b takes every
+    /// variable and splits sparse (a witness of bits), l is b's aux part,
+    /// taken from b's split without another pass over the witness.
     pub fn split(self, witness: &ProverWitness<'_>, started: Instant) {
         let arrivals = &*self.0;
         let buffers = &*arrivals.buffers;
@@ -141,6 +143,12 @@ impl ScalarSplitter {
         });
         arrivals.b.publish(b.clone());
         let b_done = started.elapsed();
+        let l = b_takes_all
+            .then(|| b.tail_of(input.len()))
+            .flatten()
+            .unwrap_or_else(|| SplitScalars::from_parts(&[aux], buffers, capacity));
+        arrivals.l.publish(Arc::new(l));
+        let l_done = started.elapsed();
         // a's query always uses every input: with every aux variable too,
         // its scalars are b's, already split.
         let a_takes_all = witness.a_aux_density.uses_all_of(aux.len());
@@ -157,13 +165,10 @@ impl ScalarSplitter {
             Arc::new(SplitScalars::from_vec(a, buffers))
         };
         arrivals.a.publish(a);
-        let a_done = started.elapsed();
-        let l = SplitScalars::from_parts(&[aux], buffers, capacity);
-        arrivals.l.publish(Arc::new(l));
         log::debug!(
-            "scalars split: b {:.3} s, a {:.3} s, l {:.3} s after the proof's start",
+            "scalars split: b {:.3} s, l {:.3} s, a {:.3} s after the proof's start",
             b_done.as_secs_f64(),
-            a_done.as_secs_f64(),
+            l_done.as_secs_f64(),
             started.elapsed().as_secs_f64()
         );
     }
@@ -294,13 +299,24 @@ mod tests {
     #[test]
     fn the_split_makes_each_query_s_scalars() {
         let input = vec![Scalar::ONE, Scalar::from(9u64)];
-        let aux: Vec<Scalar> = (0..10_000u64)
-            .map(|i| match i % 7 {
-                0 => Scalar::ONE,
-                1 => Scalar::ZERO,
-                _ => Scalar::from(i * 31 + 2),
-            })
-            .collect();
+        // Mostly field elements (b splits dense), and mostly bits (b splits
+        // sparse, and l comes from b's split).
+        let aux_of = |general: fn(u64) -> bool| -> Vec<Scalar> {
+            (0..10_000u64)
+                .map(|i| match i % 7 {
+                    0 => Scalar::ONE,
+                    1 => Scalar::ZERO,
+                    _ if general(i) => Scalar::from(i * 31 + 2),
+                    _ => Scalar::from(i % 2),
+                })
+                .collect()
+        };
+        for aux in [aux_of(|_| true), aux_of(|i| i % 5 == 0)] {
+            check_split(&input, &aux);
+        }
+    }
+
+    fn check_split(input: &[Scalar], aux: &[Scalar]) {
         let all_of = |len: usize| {
             let mut density = Density::with_len(len);
             (0..len).for_each(|i| density.mark(i));
@@ -321,21 +337,21 @@ mod tests {
             let buffers = Arc::new(ScalarBuffers::default());
             let (splitter, arrivals) = ScalarArrivals::new(buffers);
             let witness = ProverWitness {
-                input: &input,
-                aux: &aux,
+                input,
+                aux,
                 a_aux_density: a_aux,
                 b_input_density: &all_input,
                 b_aux_density: b_aux,
             };
             splitter.split(&witness, Instant::now());
             let select = |aux_density: &Density| -> Vec<Scalar> {
-                let mut values = input.clone();
-                values.extend(aux_density.select(&aux).copied());
+                let mut values = input.to_vec();
+                values.extend(aux_density.select(aux).copied());
                 values
             };
             assert_eq!(contents(arrivals.b().unwrap()), expected(&select(b_aux)));
             assert_eq!(contents(arrivals.a().unwrap()), expected(&select(a_aux)));
-            assert_eq!(contents(arrivals.l().unwrap()), expected(&aux));
+            assert_eq!(contents(arrivals.l().unwrap()), expected(aux));
             let shared = std::ptr::eq(arrivals.a().unwrap(), arrivals.b().unwrap());
             assert_eq!(shared, std::ptr::eq(a_aux, b_aux));
         }

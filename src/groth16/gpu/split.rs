@@ -169,6 +169,30 @@ impl SplitScalars {
         Self::new(general, scan.ones, len)
     }
 
+    /// The split of this split's scalars from index `skip` on (l's, all of
+    /// aux, from b's, inputs then aux), made from its bitmap and general
+    /// values without a pass over the scalars: the same split as
+    /// [`from_slice`](Self::from_slice) of those scalars. None where this
+    /// split is dense, or the tail would be (its own pass then decides).
+    pub fn tail_of(&self, skip: usize) -> Option<Self> {
+        let GeneralScalars::Sparse { values, indices } = &self.general else {
+            return None;
+        };
+        let len = self.len.checked_sub(skip)?;
+        let first = indices.partition_point(|&i| (i as usize) < skip);
+        if 2 * (indices.len() - first) >= len {
+            return None;
+        }
+        let general = GeneralScalars::Sparse {
+            values: values[first..].to_vec(),
+            indices: indices[first..]
+                .par_iter()
+                .map(|&i| i - skip as u32)
+                .collect(),
+        };
+        Some(Self::new(general, shifted_bits(&self.ones, skip, len), len))
+    }
+
     fn new(general: GeneralScalars, ones: Vec<u64>, len: usize) -> Self {
         let ones_count = ones.iter().map(|w| w.count_ones() as usize).sum();
         Self {
@@ -297,6 +321,23 @@ fn copy_and_scan(parts: &[&[Scalar]], out: &mut Vec<Scalar>) -> Scan {
     Scan { ones, general, len }
 }
 
+/// Bits [skip, skip + len) of `bits` as a bitmap of their own.
+fn shifted_bits(bits: &[u64], skip: usize, len: usize) -> Vec<u64> {
+    let (word, shift) = (skip / 64, skip % 64);
+    let at = |w: usize| bits.get(w).copied().unwrap_or(0);
+    let mut shifted: Vec<u64> = (0..len.div_ceil(64))
+        .into_par_iter()
+        .map(|w| match shift {
+            0 => at(word + w),
+            _ => (at(word + w) >> shift) | (at(word + w + 1) << (64 - shift)),
+        })
+        .collect();
+    if let Some(last) = shifted.last_mut().filter(|_| len % 64 != 0) {
+        *last &= (1u64 << (len % 64)) - 1;
+    }
+    shifted
+}
+
 /// The general scalars with their indices.
 fn sparse(scalars: &[Scalar]) -> GeneralScalars {
     // Indices fit u32: a key's sections hold at most u32::MAX points (the
@@ -416,5 +457,33 @@ mod tests {
         };
         assert_eq!(dense.capacity(), 300);
         assert_eq!(&dense[..], &values[..]);
+    }
+
+    #[test]
+    fn a_tail_split_from_the_whole_is_the_tails_own_split() {
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        let buffers = ScalarBuffers::default();
+        // Mostly bits, inputs of every length around a word.
+        for (inputs, aux) in [(1, 200), (63, 64), (64, 130), (65, 1000), (0, 77)] {
+            let all = values(inputs + aux, 9, &mut rng);
+            let whole = SplitScalars::from_slice(&all, &buffers, all.len());
+            let tail = whole
+                .tail_of(inputs)
+                .expect("a sparse split has sparse tails here");
+            let own = SplitScalars::from_slice(&all[inputs..], &buffers, aux);
+            assert_eq!(shape(&tail), shape(&own), "{inputs} + {aux}");
+        }
+        // A dense whole, or a tail that would be dense, is left to its own pass.
+        let dense = values(500, 2, &mut rng);
+        let whole = SplitScalars::from_slice(&dense, &buffers, dense.len());
+        assert!(whole.tail_of(100).is_none());
+        let mut head_bits = values(1000, 10, &mut rng);
+        head_bits.extend(values(100, 0, &mut rng));
+        let whole = SplitScalars::from_slice(&head_bits, &buffers, head_bits.len());
+        assert!(matches!(whole.general, GeneralScalars::Sparse { .. }));
+        assert!(whole.tail_of(1000).is_none());
+        // An empty tail splits dense, as from_slice has it; none past the end.
+        assert!(whole.tail_of(head_bits.len()).is_none());
+        assert!(whole.tail_of(head_bits.len() + 1).is_none());
     }
 }
