@@ -73,6 +73,12 @@ impl Density {
         self.total
     }
 
+    /// The bits, 64 variables a word (bit i of word i / 64: variable i).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.words
+    }
+
     /// Appends another density after this one, skipping its first `skip` variables.
     pub fn extend_from(&mut self, other: &Density, skip: usize) {
         for i in skip..other.len {

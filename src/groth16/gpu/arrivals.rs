@@ -120,8 +120,9 @@ impl ScalarSplitter {
     /// Splits b, l and a in that order (b first: the G2 MSM, the longest,
     /// and b_g1 take it), each across the host's cores, publishing each as
     /// it is made; `started` dates the debug lines. Where b takes every
-    /// variable and splits sparse (a witness of bits), l is b's aux part,
-    /// taken from b's split without another pass over the witness.
+    /// variable and splits sparse (a witness of bits), l (b's aux part) and
+    /// a (its inputs and the aux its density selects) are cut from b's
+    /// split without another pass over the witness.
     pub fn split(self, witness: &ProverWitness<'_>, started: Instant) {
         let arrivals = &*self.0;
         let buffers = &*arrivals.buffers;
@@ -156,6 +157,11 @@ impl ScalarSplitter {
             b
         } else if a_takes_all {
             Arc::new(SplitScalars::from_parts(&[input, aux], buffers, capacity))
+        } else if let Some(a) = b_takes_all
+            .then(|| b.selected_of(input.len(), witness.a_aux_density))
+            .flatten()
+        {
+            Arc::new(a)
         } else {
             let mut a = buffers.take(capacity);
             a.fill(|a| {

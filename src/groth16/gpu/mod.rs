@@ -27,6 +27,7 @@ mod lanes;
 mod prover;
 mod resident_key;
 mod split;
+mod split_bits;
 mod streamed;
 mod tuning;
 

@@ -8,9 +8,11 @@ use ff::Field;
 use parking_lot::Mutex;
 use rayon::prelude::*;
 
+use super::split_bits::{ranks_before, selected_bits, shifted_bits};
 use crate::backend::cpu::msm::{class_of, is_general, ScalarClass};
 use crate::backend::cuda::PinnedVec;
 use crate::device::DeviceGuard;
+use crate::synthesis::Density;
 
 /// The scalars of one MSM that its bucket MSM takes.
 pub(super) enum GeneralScalars {
@@ -193,6 +195,48 @@ impl SplitScalars {
         Some(Self::new(general, shifted_bits(&self.ones, skip, len), len))
     }
 
+    /// The split of the first `head` scalars and then the rest that
+    /// `density` selects (a's, inputs and selected aux, from b's, inputs
+    /// and all aux), made from this split's bitmap and general values
+    /// without a pass over the scalars: the same split as
+    /// [`from_vec`](Self::from_vec) of those scalars gathered. None where
+    /// this split is dense, the selection would be, or `density` does not
+    /// cover the rest.
+    pub fn selected_of(&self, head: usize, density: &Density) -> Option<Self> {
+        let GeneralScalars::Sparse { values, indices } = &self.general else {
+            return None;
+        };
+        let tail = self.len.checked_sub(head)?;
+        if density.len() != tail {
+            return None;
+        }
+        let words = density.words();
+        let ranks = ranks_before(words);
+        let place = |j: usize| -> Option<u32> {
+            let (word, bit) = (words[j / 64], j % 64);
+            let below = (word & ((1u64 << bit) - 1)).count_ones() as usize;
+            (word >> bit & 1 == 1).then(|| (head + ranks[j / 64] + below) as u32)
+        };
+        let (values, indices): (Vec<Scalar>, Vec<u32>) = values
+            .par_iter()
+            .zip(indices.par_iter())
+            .filter_map(|(value, &i)| match (i as usize).checked_sub(head) {
+                None => Some((*value, i)),
+                Some(j) => place(j).map(|at| (*value, at)),
+            })
+            .unzip();
+        let len = head + density.total();
+        if 2 * values.len() >= len {
+            return None;
+        }
+        let ones = selected_bits(&self.ones, head, words, tail);
+        Some(Self::new(
+            GeneralScalars::Sparse { values, indices },
+            ones,
+            len,
+        ))
+    }
+
     fn new(general: GeneralScalars, ones: Vec<u64>, len: usize) -> Self {
         let ones_count = ones.iter().map(|w| w.count_ones() as usize).sum();
         Self {
@@ -319,23 +363,6 @@ fn copy_and_scan(parts: &[&[Scalar]], out: &mut Vec<Scalar>) -> Scan {
     // wrote every one of them.
     unsafe { out.set_len(len) };
     Scan { ones, general, len }
-}
-
-/// Bits [skip, skip + len) of `bits` as a bitmap of their own.
-fn shifted_bits(bits: &[u64], skip: usize, len: usize) -> Vec<u64> {
-    let (word, shift) = (skip / 64, skip % 64);
-    let at = |w: usize| bits.get(w).copied().unwrap_or(0);
-    let mut shifted: Vec<u64> = (0..len.div_ceil(64))
-        .into_par_iter()
-        .map(|w| match shift {
-            0 => at(word + w),
-            _ => (at(word + w) >> shift) | (at(word + w + 1) << (64 - shift)),
-        })
-        .collect();
-    if let Some(last) = shifted.last_mut().filter(|_| len % 64 != 0) {
-        *last &= (1u64 << (len % 64)) - 1;
-    }
-    shifted
 }
 
 /// The general scalars with their indices.
@@ -485,5 +512,41 @@ mod tests {
         // An empty tail splits dense, as from_slice has it; none past the end.
         assert!(whole.tail_of(head_bits.len()).is_none());
         assert!(whole.tail_of(head_bits.len() + 1).is_none());
+    }
+
+    #[test]
+    fn a_selection_split_from_the_whole_is_the_gathered_split() {
+        let mut rng = ChaCha20Rng::seed_from_u64(10);
+        let buffers = ScalarBuffers::default();
+        for (head, tail, keep) in [(2, 300, 0.7), (63, 129, 0.5), (64, 64, 1.0), (0, 1000, 0.3)] {
+            let all = values(head + tail, 9, &mut rng);
+            let mut density = Density::with_len(tail);
+            (0..tail)
+                .filter(|_| rng.gen_bool(keep))
+                .for_each(|j| density.mark(j));
+            let whole = SplitScalars::from_slice(&all, &buffers, all.len());
+            let selected = whole
+                .selected_of(head, &density)
+                .expect("a sparse split has sparse selections here");
+            let chosen: Vec<Scalar> = density.select(&all[head..]).copied().collect();
+            let parts: [&[Scalar]; 2] = [&all[..head], &chosen];
+            assert_eq!(
+                shape(&selected),
+                gathered_split(&parts, &buffers),
+                "{head} + {tail}, keeping {keep}"
+            );
+        }
+        // A dense whole, a selection that would be dense, a density of
+        // another length: each left to its own pass.
+        let dense = values(500, 2, &mut rng);
+        let whole = SplitScalars::from_slice(&dense, &buffers, dense.len());
+        assert!(whole.selected_of(100, &Density::with_len(400)).is_none());
+        let mut bits_then_general = values(1000, 10, &mut rng);
+        bits_then_general.extend(values(100, 0, &mut rng));
+        let whole = SplitScalars::from_slice(&bits_then_general, &buffers, 1100);
+        let mut only_general = Density::with_len(1000);
+        (900..1000).for_each(|j| only_general.mark(j));
+        assert!(whole.selected_of(100, &only_general).is_none());
+        assert!(whole.selected_of(100, &Density::with_len(999)).is_none());
     }
 }
