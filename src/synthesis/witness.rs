@@ -124,10 +124,10 @@ impl WitnessAssignment {
 
     /// [`join_parts`](Self::join_parts) with the joined aux values written
     /// to the front of `aux_out` (page-locked memory, say, reused from one
-    /// witness to the next) instead of a new vector: the returned witness
-    /// holds the inputs and the constraint count, and its `aux` is empty;
-    /// [`JoinedInto::values`] pairs them again. An `aux_out` too short for
-    /// the joined aux values is an error.
+    /// witness to the next) instead of a new vector: the result holds the
+    /// inputs, how many aux values were written and the constraint count;
+    /// [`JoinedInto::values`] pairs them with the buffer again. An `aux_out`
+    /// too short for the joined aux values is an error.
     pub fn join_parts_into(
         prefix: WitnessAssignment,
         parts: Vec<WitnessAssignment>,
@@ -135,17 +135,18 @@ impl WitnessAssignment {
     ) -> Result<JoinedInto, crate::Error> {
         check_prefixes(&prefix, &parts)?;
         let (inputs, aux) = (prefix.input.len(), prefix.aux.len());
-        let own_aux: Vec<&[Scalar]> = parts.iter().map(|p| &p.aux[aux..]).collect();
-        let aux_len = aux + own_aux.iter().map(|piece| piece.len()).sum::<usize>();
+        // The prefix's aux values once, then each part's own.
+        let aux_pieces: Vec<&[Scalar]> = std::iter::once(&prefix.aux[..])
+            .chain(parts.iter().map(|p| &p.aux[aux..]))
+            .collect();
+        let aux_len: usize = aux_pieces.iter().map(|piece| piece.len()).sum();
         if aux_out.len() < aux_len {
             return Err(crate::Error::ShapeMismatch(format!(
                 "{aux_len} joined aux values do not fit a buffer of {}",
                 aux_out.len()
             )));
         }
-        let (prefix_slot, rest) = aux_out[..aux_len].split_at_mut(aux);
-        prefix_slot.copy_from_slice(&prefix.aux);
-        copy_in_parallel(rest, &own_aux);
+        copy_in_parallel(&mut aux_out[..aux_len], &aux_pieces);
         let mut input = prefix.input;
         let own_inputs: Vec<&[Scalar]> = parts.iter().map(|p| &p.input[inputs..]).collect();
         append_in_parallel(&mut input, &own_inputs);
