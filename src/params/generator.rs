@@ -9,42 +9,47 @@ use super::fixed_base::{window_bits_for, FixedBase, Multiplier, OnHost};
 use super::host_memory;
 use super::{ProvingKey, VerifyingKey};
 use crate::backend::cpu::{powers, zeroed, Domain};
-use crate::synthesis::CircuitShape;
+use crate::synthesis::{CircuitShape, SparseMatrix};
 use crate::Error;
 
-/// Per-variable values of A, B, C at τ: Σ over rows of coefficient · L_row(τ).
-struct QapAtTau {
-    a: Vec<Scalar>,
-    b: Vec<Scalar>,
-    c: Vec<Scalar>,
-}
+/// One matrix's values at τ per variable, inputs then aux: Σ over its rows
+/// of coefficient · L_row(τ).
+type AtTau = (Vec<Scalar>, Vec<Scalar>);
 
-fn evaluate_at_tau(shape: &CircuitShape, lagrange: &[Scalar]) -> [QapAtTau; 2] {
-    let (num_inputs, num_aux) = (shape.num_inputs(), shape.num_aux());
-    let [a, b, c] = shape
-        .matrices()
-        .map(|matrix| matrix.transpose_times(&lagrange[..matrix.num_rows()], num_inputs, num_aux));
-    [
-        QapAtTau {
-            a: a.0,
-            b: b.0,
-            c: c.0,
-        },
-        QapAtTau {
-            a: a.1,
-            b: b.1,
-            c: c.1,
-        },
-    ]
+fn at_tau(shape: &CircuitShape, matrix: &SparseMatrix, lagrange: &[Scalar]) -> AtTau {
+    matrix.transpose_times(
+        &lagrange[..matrix.num_rows()],
+        shape.num_inputs(),
+        shape.num_aux(),
+    )
 }
 
 /// (β·A + α·B + C) · inverse per variable: the ic and l queries' exponents.
-fn combined(q: &QapAtTau, alpha: Scalar, beta: Scalar, inverse: Scalar) -> Vec<Scalar> {
-    q.a.par_iter()
-        .zip(&q.b)
-        .zip(&q.c)
+fn combined(
+    [a, b, c]: [&[Scalar]; 3],
+    alpha: Scalar,
+    beta: Scalar,
+    inverse: Scalar,
+) -> Vec<Scalar> {
+    a.par_iter()
+        .zip(b)
+        .zip(c)
         .map(|((a, b), c)| (*a * beta + *b * alpha + c) * inverse)
         .collect()
+}
+
+/// Runs `host` on a thread of its own while `device` runs on this one (a
+/// device guard is not Sync): a key's host steps hide behind its
+/// multiplications.
+fn beside<H: Send, D>(host: impl FnOnce() -> H + Send, device: impl FnOnce() -> D) -> (H, D) {
+    std::thread::scope(|scope| {
+        let host = scope.spawn(host);
+        let device = device();
+        let host = host
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (host, device)
+    })
 }
 
 /// A key's secret values, as a trusted setup would draw them: the
@@ -233,42 +238,48 @@ fn generate_key(
         .map(|p| *p * h_factor)
         .collect();
     drop(tau_powers);
-    // h needs only powers of τ: its points are made (on the device, where
-    // there is one; its guard stays on this thread) while another thread
-    // evaluates the QAP at τ. The peak memory this adds (h's scalars beside
-    // the QAP's columns) is in host_memory::key_generation_bytes.
-    let (h, [inputs, aux]) = std::thread::scope(|scope| {
-        let qap = scope.spawn(|| logged("QAP at tau", || evaluate_at_tau(shape, &lagrange)));
-        let h = logged("h", || multiplier.g1(&g1_table, &h_scalars));
-        let qap = qap
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (h, qap)
-    });
+    // Each multiplication runs (on the device, where there is one) beside
+    // the host's work for the next: h needs only powers of τ, a only A at
+    // τ, b only B, l all three. The peak memory of these pairs is in
+    // host_memory::key_generation_bytes.
+    let [a_matrix, b_matrix, c_matrix] = shape.matrices();
+    let qap = |name: &str, matrix| logged(name, || at_tau(shape, matrix, &lagrange));
+    let (a_at_tau, h) = beside(
+        || qap("A at tau", a_matrix),
+        || logged("h", || multiplier.g1(&g1_table, &h_scalars)),
+    );
     let h = h?;
-    drop((h_scalars, lagrange));
-
+    drop(h_scalars);
     // a and b keep only the variables whose point is not the identity,
     // those of nonzero scalars (g1 and g2 are not the identity).
-    let (a_scalars, b_scalars) = logged("a and b scalars", || {
-        rayon::join(|| nonzero(&inputs.a, &aux.a), || nonzero(&inputs.b, &aux.b))
-    });
-    // The G2 table is built while a, b_g1 and l are made (on the device,
-    // the host would wait), so b_g2 comes last.
-    let (a, b_g1, ic, l, g2_table) = std::thread::scope(|scope| -> Result<_, Error> {
-        let g2_table = scope.spawn(|| logged("G2 window table", || FixedBase::new(g2, g2_bits)));
-        let a = logged("a", || multiplier.g1(&g1_table, &a_scalars))?;
-        let b_g1 = logged("b_g1", || multiplier.g1(&g1_table, &b_scalars))?;
-        drop(a_scalars);
-        let ic = multiplier.g1(&g1_table, &combined(&inputs, alpha, beta, gamma_inv))?;
-        let l = logged("l", || {
-            multiplier.g1(&g1_table, &combined(&aux, alpha, beta, delta_inv))
-        })?;
-        let g2_table = g2_table
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        Ok((a, b_g1, ic, l, g2_table))
-    })?;
+    let a_scalars = nonzero(&a_at_tau.0, &a_at_tau.1);
+    let (b_at_tau, a) = beside(
+        || qap("B at tau", b_matrix),
+        || logged("a", || multiplier.g1(&g1_table, &a_scalars)),
+    );
+    let a = a?;
+    drop(a_scalars);
+    let b_scalars = nonzero(&b_at_tau.0, &b_at_tau.1);
+    let (c_at_tau, b_g1) = beside(
+        || qap("C at tau", c_matrix),
+        || logged("b_g1", || multiplier.g1(&g1_table, &b_scalars)),
+    );
+    let b_g1 = b_g1?;
+    drop(lagrange);
+    let inputs = [&a_at_tau.0, &b_at_tau.0, &c_at_tau.0].map(|v| v.as_slice());
+    let aux = [&a_at_tau.1, &b_at_tau.1, &c_at_tau.1].map(|v| v.as_slice());
+    let (g2_table, ic_and_l) = beside(
+        || logged("G2 window table", || FixedBase::new(g2, g2_bits)),
+        || -> Result<_, Error> {
+            let ic = multiplier.g1(&g1_table, &combined(inputs, alpha, beta, gamma_inv))?;
+            let l = logged("l", || {
+                multiplier.g1(&g1_table, &combined(aux, alpha, beta, delta_inv))
+            })?;
+            Ok((ic, l))
+        },
+    );
+    let (ic, l) = ic_and_l?;
+    drop((a_at_tau, b_at_tau, c_at_tau));
     let b_g2 = logged("b_g2", || multiplier.g2(&g2_table, &b_scalars))?;
     drop(b_scalars);
     // An aux variable in no constraint would leave L sparse: bellperson refuses it too.

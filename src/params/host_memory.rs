@@ -13,14 +13,17 @@ const SCALAR_BYTES: u64 = 32;
 /// What generating a key for `m` domain points, `inputs` inputs and `aux`
 /// aux variables holds at its peak, at most: every query at full length
 /// (a and b as if every variable had a point) and the scalars in flight at
-/// the larger of two moments: while h is made beside the QAP's evaluation
-/// (h's scalars, the Lagrange basis, the QAP's three columns at τ), and
-/// while a and b are (their exponents, the three columns, a domain of
-/// powers of τ).
+/// the largest of three moments: h made beside A at τ (h's scalars, the
+/// Lagrange basis, A's column), b_g1 beside C at τ (the Lagrange basis,
+/// the three columns, b's exponents), and l made (the three columns, b's
+/// exponents, l's).
 pub(crate) fn key_generation_bytes(m: usize, inputs: usize, aux: usize) -> u64 {
     let (m, variables, aux) = (m as u64, (inputs + aux) as u64, aux as u64);
     let points = (m + aux + 2 * variables) * G1_BYTES + variables * G2_BYTES;
-    let scalars = (m + 5 * variables).max(2 * m + 3 * variables) * SCALAR_BYTES;
+    let scalars = (2 * m + variables)
+        .max(m + 4 * variables)
+        .max(5 * variables)
+        * SCALAR_BYTES;
     points + scalars
 }
 
@@ -70,16 +73,18 @@ mod tests {
     }
 
     #[test]
-    fn the_peak_is_the_larger_moment_of_the_two() {
+    fn the_peak_is_the_largest_moment_of_three() {
         let points = |m: u64, v: u64| (m + v + 2 * v) * G1_BYTES + v * G2_BYTES;
-        // Few variables over a large domain: h beside the QAP is the peak.
+        let needed = |m: u64, v: u64| key_generation_bytes(m as usize, 0, v as usize);
+        // Few variables over a large domain: h beside A at τ is the peak.
         let (m, v) = (1u64 << 20, 1000u64);
-        let needed = key_generation_bytes(m as usize, 0, v as usize);
-        assert_eq!(needed, points(m, v) + (2 * m + 3 * v) * SCALAR_BYTES);
-        // As many variables as rows: a and b's exponents are.
+        assert_eq!(needed(m, v), points(m, v) + (2 * m + v) * SCALAR_BYTES);
+        // As many variables as rows: b_g1 beside C at τ is.
         let v = m;
-        let needed = key_generation_bytes(m as usize, 0, v as usize);
-        assert_eq!(needed, points(m, v) + (m + 5 * v) * SCALAR_BYTES);
+        assert_eq!(needed(m, v), points(m, v) + (m + 4 * v) * SCALAR_BYTES);
+        // More variables than rows: l's moment is.
+        let v = 2 * m;
+        assert_eq!(needed(m, v), points(m, v) + 5 * v * SCALAR_BYTES);
     }
 
     #[test]
