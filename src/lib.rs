@@ -55,6 +55,7 @@ pub mod filecoin;
 #[rustfmt::skip]
 pub mod ffi_types;
 pub mod groth16;
+mod host_pools;
 pub mod params;
 pub mod pool;
 pub mod synthesis;

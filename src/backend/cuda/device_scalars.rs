@@ -1,8 +1,6 @@
 //! Scalars held in one device's memory, and the pinned host buffers that
 //! stage them on their way there.
 
-use std::sync::OnceLock;
-
 use blstrs::Scalar;
 use ff::Field;
 use parking_lot::Mutex;
@@ -11,6 +9,7 @@ use rayon::prelude::*;
 use super::curve::as_words;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
+use crate::host_pools::{copy_pool, run_on};
 
 /// Scalars resident on one device; freed there on drop.
 pub struct DeviceScalars {
@@ -213,25 +212,6 @@ unsafe impl Send for ScalarUploader {}
 /// Scalars per rayon task when filling a slot.
 const COPY_GRAIN: usize = 1 << 14;
 
-/// The threads that fill upload slots: a pool of their own, so that a copy
-/// never waits behind the caller's rayon work (a prover synthesizing its
-/// next circuit). In rayon's global pool the slots' copies made pipelined
-/// 2^20 proofs a fifth slower. None where the threads cannot be had: the
-/// calling thread copies.
-fn copiers() -> Option<&'static rayon::ThreadPool> {
-    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let threads = std::thread::available_parallelism().map_or(2, |n| (n.get() / 2).clamp(1, 8));
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("g16-upload-{i}"))
-            .build()
-            .map_err(|error| log::warn!("no upload threads ({error}); copying on the caller's"))
-            .ok()
-    })
-    .as_ref()
-}
-
 /// `to.copy_from_slice(from)` in grains over the current rayon pool.
 pub(super) fn parallel_copy(to: &mut [Scalar], from: &[Scalar]) {
     to.par_chunks_mut(COPY_GRAIN)
@@ -239,13 +219,10 @@ pub(super) fn parallel_copy(to: &mut [Scalar], from: &[Scalar]) {
         .for_each(|(to, from)| to.copy_from_slice(from))
 }
 
-/// `to.copy_from_slice(from)` on the copier threads.
+/// `to.copy_from_slice(from)` on the copy threads (never behind the
+/// caller's rayon work: see [`copy_pool`]).
 fn fill_slot(to: &mut [Scalar], from: &[Scalar]) {
-    let copy = || parallel_copy(to, from);
-    match copiers() {
-        Some(pool) => pool.install(copy),
-        None => to.copy_from_slice(from),
-    }
+    run_on(copy_pool(), || parallel_copy(to, from))
 }
 
 impl ScalarUploader {

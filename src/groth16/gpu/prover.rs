@@ -19,6 +19,7 @@ use crate::backend::cuda::HInputs;
 use crate::device::{DeviceGuard, GpuError};
 use crate::groth16::prover::{assemble, timed, StageTimes};
 use crate::groth16::Proof;
+use crate::host_pools::{run_on, split_pool};
 use crate::synthesis::{Assignment, CircuitShape, WitnessValues};
 use crate::Error;
 
@@ -103,8 +104,10 @@ fn upload_then_start<T: Send>(
     let (splitter, scalars) = ScalarArrivals::new(key.scalar_buffers.clone());
     let (send_inputs, inputs) = mpsc::sync_channel(1);
     Ok(std::thread::scope(|scope| {
+        // On threads of its own: a caller synthesizing its next circuits
+        // on rayon's pool would hold it back (see split_pool).
         let split = scope.spawn(move || {
-            splitter.split(&input.witness(), started);
+            run_on(split_pool(), || splitter.split(&input.witness(), started));
             started.elapsed()
         });
         let lanes = scope.spawn(move || start_lanes(inputs, scalars));
