@@ -337,7 +337,9 @@ pub(crate) mod ffi {
         /// Windows of `bits` bits that cover a 255-bit scalar.
         fn fixed_base_windows(bits: u32) -> usize;
         /// out[i] = scalars[i] · base through `table` (window multiples of
-        /// the base, affine), `n` scalars, passes of `batch` (0: by memory).
+        /// the base, affine), `n` scalars, passes of `batch` (0: by memory),
+        /// the points back through `staging_bytes` of page-locked
+        /// `staging` (null: straight into `out`).
         #[allow(clippy::too_many_arguments)]
         unsafe fn fixed_base_mul(
             device: &GpuDevice,
@@ -349,6 +351,8 @@ pub(crate) mod ffi {
             n: usize,
             out: *mut u64,
             batch: usize,
+            staging: *mut u64,
+            staging_bytes: usize,
         ) -> Result<()>;
     }
 

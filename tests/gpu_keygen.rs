@@ -13,7 +13,7 @@ use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use circuits::{random_scalars, BooleanHeavy, FieldHeavy, ManyInputs, UnusedAux};
 use ff::Field;
-use groth16_gpu::backend::cuda::{fixed_base_mul, fixed_base_windows, GpuCurve};
+use groth16_gpu::backend::cuda::{fixed_base_mul, fixed_base_windows, GpuCurve, PointStaging};
 use groth16_gpu::device::DeviceGuard;
 use groth16_gpu::params::{generate_parameters_for_shape_on_gpu, Trapdoor};
 use groth16_gpu::synthesis::CircuitShape;
@@ -89,12 +89,31 @@ where
     let points = table(base, bits);
     let scalars = edge_and_random_scalars(n, rng);
     let expected: Vec<G::Affine> = scalars.iter().map(|s| (base * *s).to_affine()).collect();
-    // One pass, and passes of 7 (an odd last pass, two in flight).
-    for batch in [None, Some(7)] {
-        let got = fixed_base_mul(guard, &points, bits, &scalars, batch).expect("fixed-base mul");
-        assert_eq!(got.len(), n);
-        for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
-            assert_eq!(g, e, "{bits}-bit windows, batch {batch:?}, scalar {i}");
+    // Points straight back, or through page-locked slots: of 512 bytes (a
+    // point split across two slots, pieces dealt over four threads) or
+    // room for all. One pass, and passes of 7 (an odd last pass, two in
+    // flight).
+    let mut stagings = [4 << 10, 64 << 20].map(|bytes| PointStaging::new(guard, bytes));
+    for staging in [None].into_iter().chain(stagings.iter_mut().map(Some)) {
+        let slots = staging.as_ref().map(|s| (s.bytes(), s.is_pinned()));
+        let mut staging = staging;
+        for batch in [None, Some(7)] {
+            let got = fixed_base_mul(
+                guard,
+                &points,
+                bits,
+                &scalars,
+                batch,
+                staging.as_deref_mut(),
+            )
+            .expect("fixed-base mul");
+            assert_eq!(got.len(), n);
+            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                assert_eq!(
+                    g, e,
+                    "{bits}-bit windows, batch {batch:?}, staging {slots:?}, scalar {i}"
+                );
+            }
         }
     }
 }
@@ -121,17 +140,24 @@ fn gpu_fixed_base_refuses_bad_tables() {
         let points = table(base, 4);
         let scalars = [Scalar::ONE; 3];
         for bits in [0, 17] {
-            let error = fixed_base_mul(guard, &points, bits, &scalars, None).unwrap_err();
+            let error = fixed_base_mul(guard, &points, bits, &scalars, None, None).unwrap_err();
             assert!(error.to_string().contains("window bits"), "{error}");
         }
         let short = &points[..points.len() - 1];
-        let error = fixed_base_mul(guard, short, 4, &scalars, None).unwrap_err();
+        let error = fixed_base_mul(guard, short, 4, &scalars, None, None).unwrap_err();
         assert!(error.to_string().contains("table"), "{error}");
         // The device still works after the refusals.
-        let got: Vec<G1Affine> = fixed_base_mul(guard, &points, 4, &scalars, None).unwrap();
+        let got: Vec<G1Affine> = fixed_base_mul(guard, &points, 4, &scalars, None, None).unwrap();
         assert_eq!(got, vec![G1Affine::from(base); 3]);
-        let none: Vec<G2Affine> =
-            fixed_base_mul(guard, &table(G2Projective::generator(), 4), 4, &[], None).unwrap();
+        let none: Vec<G2Affine> = fixed_base_mul(
+            guard,
+            &table(G2Projective::generator(), 4),
+            4,
+            &[],
+            None,
+            None,
+        )
+        .unwrap();
         assert!(none.is_empty());
     });
 }

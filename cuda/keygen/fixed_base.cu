@@ -11,11 +11,13 @@ size_t fixed_base_windows(uint32_t bits) {
 
 void fixed_base_mul(const GpuDevice& device, bool g2, const uint64_t* table,
                     size_t table_points, uint32_t bits, const uint64_t* scalars, size_t n,
-                    uint64_t* out, size_t batch) {
+                    uint64_t* out, size_t batch, uint64_t* staging, size_t staging_bytes) {
   if (g2) {
-    keygen::fixed_base_mul_g2(device, table, table_points, bits, scalars, n, out, batch);
+    keygen::fixed_base_mul_g2(device, table, table_points, bits, scalars, n, out, batch, staging,
+                               staging_bytes);
   } else {
-    keygen::fixed_base_mul_g1(device, table, table_points, bits, scalars, n, out, batch);
+    keygen::fixed_base_mul_g1(device, table, table_points, bits, scalars, n, out, batch, staging,
+                               staging_bytes);
   }
 }
 

@@ -168,25 +168,42 @@ pub(crate) use gpu::OnDevice;
 
 #[cfg(feature = "cuda")]
 mod gpu {
+    use parking_lot::Mutex;
+
     use super::*;
-    use crate::backend::cuda::{fixed_base_mul, GpuCurve};
+    use crate::backend::cuda::{fixed_base_mul, GpuCurve, PointStaging};
     use crate::device::DeviceGuard;
 
-    /// The guard's GPU.
-    pub(crate) struct OnDevice<'g, 'd>(pub(crate) &'g DeviceGuard<'d>);
+    /// Page-locked memory a key's points come back through: 64 MiB, two
+    /// 8 MiB slots for each of the 4 threads that copy them on.
+    const STAGING_BYTES: usize = 64 << 20;
 
-    impl OnDevice<'_, '_> {
+    /// The guard's GPU, and the staging its queries share.
+    pub(crate) struct OnDevice<'g, 'd> {
+        guard: &'g DeviceGuard<'d>,
+        staging: Mutex<PointStaging>,
+    }
+
+    impl<'g, 'd> OnDevice<'g, 'd> {
+        pub(crate) fn new(guard: &'g DeviceGuard<'d>) -> Self {
+            Self {
+                guard,
+                staging: Mutex::new(PointStaging::new(guard, STAGING_BYTES)),
+            }
+        }
+
         fn mul<G>(&self, table: &FixedBase<G>, scalars: &[Scalar]) -> Result<Vec<G::Affine>, Error>
         where
             G: BatchAffine + Send + Sync,
             G::Affine: GpuCurve<Curve = G>,
         {
             Ok(fixed_base_mul(
-                self.0,
+                self.guard,
                 table.points(),
                 table.bits() as u32,
                 scalars,
                 None,
+                Some(&mut self.staging.lock()),
             )?)
         }
     }

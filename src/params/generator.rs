@@ -172,7 +172,7 @@ pub fn generate_parameters_for_shape_on_gpu(
     trapdoor: &Trapdoor,
     guard: &crate::device::DeviceGuard<'_>,
 ) -> Result<ProvingKey, Error> {
-    generate_key(shape, trapdoor, &super::fixed_base::OnDevice(guard))
+    generate_key(shape, trapdoor, &super::fixed_base::OnDevice::new(guard))
 }
 
 /// Logs how long a step of key generation took, at info level.

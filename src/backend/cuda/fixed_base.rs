@@ -6,6 +6,7 @@ use blstrs::Scalar;
 use rayon::prelude::*;
 
 use super::curve::{as_words, GpuCurve};
+use super::point_staging::PointStaging;
 use super::resident::mismatch;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
@@ -22,7 +23,10 @@ pub fn fixed_base_windows(bits: u32) -> usize {
 /// entry `w · (2^bits − 1) + d − 1` is `d · 2^(bits·w) · base`, for
 /// [`fixed_base_windows`]`(bits)` windows. Scalars cross to the device in
 /// passes of `batch` (`None`: as many as a quarter of the free memory holds,
-/// at most 2^22), two in flight. Too little device memory is an error that
+/// at most 2^22), two in flight. The points come back through `staging`
+/// where it is given and page-locked (host threads copy them on from its
+/// slots: a key's generation lends one to every query), else through the
+/// driver's bounce buffers. Too little device memory is an error that
 /// leaves the device usable.
 pub fn fixed_base_mul<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
@@ -30,6 +34,7 @@ pub fn fixed_base_mul<G: GpuCurve>(
     bits: u32,
     scalars: &[Scalar],
     batch: Option<usize>,
+    staging: Option<&mut PointStaging>,
 ) -> Result<Vec<G>, GpuError>
 where
     G::Curve: Send + Sync,
@@ -54,10 +59,16 @@ where
         .into_par_iter()
         .map(|_| G::identity())
         .collect();
+    let (staging, staging_bytes) = staging
+        .and_then(PointStaging::pinned_words)
+        .map_or((std::ptr::null_mut(), 0), |words| {
+            (words.as_mut_ptr(), std::mem::size_of_val(words))
+        });
     // SAFETY: `table` is table.len() affine points and `scalars`
     // scalars.len() Scalars (blst layouts, checked by
     // tests/gpu_ffi_layout.rs), read only; `out` holds scalars.len()
-    // points, which the call overwrites.
+    // points, which the call overwrites; `staging` is staging_bytes of
+    // page-locked memory borrowed mutably for the call (or null).
     unsafe {
         ffi::fixed_base_mul(
             guard.ffi_device(),
@@ -69,6 +80,8 @@ where
             scalars.len(),
             out.as_mut_ptr().cast::<u64>(),
             batch.unwrap_or(0),
+            staging,
+            staging_bytes,
         )?;
     }
     Ok(out)

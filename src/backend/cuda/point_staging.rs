@@ -47,6 +47,19 @@ impl PointStaging {
         self.storage.is_pinned()
     }
 
+    /// Its storage as words for the device's copies, where page-locked
+    /// (a copy through ordinary memory would gain nothing).
+    pub(crate) fn pinned_words(&mut self) -> Option<&mut [u64]> {
+        if !self.is_pinned() {
+            return None;
+        }
+        let storage = self.storage.as_mut_slice();
+        let words = storage.len() * 4;
+        // SAFETY: the storage is len() initialized scalars of 4 words each
+        // (plain data), borrowed mutably for the slice's life.
+        Some(unsafe { std::slice::from_raw_parts_mut(storage.as_mut_ptr().cast::<u64>(), words) })
+    }
+
     /// Copies `points` in over the host's cores and returns them as they lie
     /// in the buffer. More points than [`points`](Self::points) is a bug of
     /// the caller's (panics).
