@@ -21,6 +21,9 @@ const MASK_ROWS: usize = 1 << 10;
 /// A block mask's bit for input columns; aux ranges take the bits below.
 const INPUT_SHIFT: usize = 63;
 const INPUT_BIT: u64 = 1 << INPUT_SHIFT;
+/// Input scalars the tasks of [`SparseMatrix::inputs_times`] hold in all,
+/// at most (32 MiB).
+const MAX_INPUT_COPY_SCALARS: usize = 1 << 20;
 
 /// Aux columns a task of [`SparseMatrix::transpose_times`] owns: about two
 /// tasks a thread, at least 2^12 columns, at most [`INPUT_SHIFT`] ranges
@@ -216,13 +219,7 @@ impl SparseMatrix {
         let range = aux_range_len(num_aux);
         let masks = self.block_masks(range);
         rayon::join(
-            || {
-                let mut inputs = vec![Scalar::ZERO; num_inputs];
-                self.accumulate(weights, &masks, INPUT_BIT, &mut inputs, |c| {
-                    (c & AUX_FLAG == 0).then_some(c as usize)
-                });
-                inputs
-            },
+            || self.inputs_times(weights, &masks, num_inputs),
             || {
                 let mut aux = zeroed(num_aux);
                 aux.par_chunks_mut(range).enumerate().for_each(|(k, out)| {
@@ -235,6 +232,36 @@ impl SparseMatrix {
                 aux
             },
         )
+    }
+
+    /// [`Self::transpose_times`]'s input columns: the blocks that hold an
+    /// input dealt over rayon's threads, each summing into inputs of its
+    /// own, then added up. One task took most of a key's QAP at τ where
+    /// every row names an input (a constant term in C, say: 0.9 s of 2^24
+    /// rows, each a multiplication by its own coefficient).
+    fn inputs_times(&self, weights: &[Scalar], masks: &[u64], num_inputs: usize) -> Vec<Scalar> {
+        let own = |c: u32| (c & AUX_FLAG == 0).then_some(c as usize);
+        let blocks: Vec<usize> = (0..masks.len())
+            .filter(|&b| masks[b] & INPUT_BIT != 0)
+            .collect();
+        // Each task's inputs are its own copy: a few tasks' worth where
+        // the inputs are many.
+        let copies = (MAX_INPUT_COPY_SCALARS / num_inputs.max(1)).max(1);
+        let tasks = (2 * rayon::current_num_threads()).min(copies).max(1);
+        blocks
+            .par_chunks(blocks.len().div_ceil(tasks).max(1))
+            .map(|blocks| {
+                let mut inputs = vec![Scalar::ZERO; num_inputs];
+                self.accumulate_blocks(weights, blocks.iter().copied(), &mut inputs, own);
+                inputs
+            })
+            .reduce(
+                || vec![Scalar::ZERO; num_inputs],
+                |mut sum, part| {
+                    sum.iter_mut().zip(part).for_each(|(s, p)| *s += p);
+                    sum
+                },
+            )
     }
 
     /// Per block of [`MASK_ROWS`] rows, which column ranges its entries
@@ -268,8 +295,19 @@ impl SparseMatrix {
         out: &mut [Scalar],
         own: impl Fn(u32) -> Option<usize>,
     ) {
-        let blocks = masks.iter().enumerate().filter(|(_, m)| *m & bit != 0);
-        for (block, _) in blocks {
+        let blocks = (0..masks.len()).filter(|&b| masks[b] & bit != 0);
+        self.accumulate_blocks(weights, blocks, out, own);
+    }
+
+    /// [`Self::accumulate`] over the given blocks.
+    fn accumulate_blocks(
+        &self,
+        weights: &[Scalar],
+        blocks: impl Iterator<Item = usize>,
+        out: &mut [Scalar],
+        own: impl Fn(u32) -> Option<usize>,
+    ) {
+        for block in blocks {
             let rows = block * MASK_ROWS..weights.len().min((block + 1) * MASK_ROWS);
             for (row, weight) in rows.clone().zip(&weights[rows]) {
                 self.accumulate_row(row, weight, out, &own);
@@ -416,14 +454,43 @@ mod tests {
     /// transpose_times over 3 inputs and `aux` aux variables against the
     /// entry-by-entry sum.
     fn assert_transpose_sums_entries(matrix: &SparseMatrix, weights: &[Scalar], aux: usize) {
-        let (mut inputs, mut expected) = (vec![Scalar::ZERO; 3], vec![Scalar::ZERO; aux]);
+        assert_transpose_sums_entries_of(matrix, weights, 3, aux)
+    }
+
+    fn assert_transpose_sums_entries_of(
+        matrix: &SparseMatrix,
+        weights: &[Scalar],
+        num_inputs: usize,
+        aux: usize,
+    ) {
+        let (mut inputs, mut expected) = (vec![Scalar::ZERO; num_inputs], vec![Scalar::ZERO; aux]);
         matrix.for_each_entry(|row, column, coeff| match column {
             Column::Input(i) => inputs[i] += coeff * weights[row],
             Column::Aux(i) => expected[i] += coeff * weights[row],
         });
-        let (got_inputs, got_aux) = matrix.transpose_times(weights, 3, aux);
-        assert_eq!(got_inputs, inputs);
+        let (got_inputs, got_aux) = matrix.transpose_times(weights, num_inputs, aux);
+        assert!(got_inputs == inputs, "input columns differ");
         assert!(got_aux == expected, "aux columns differ");
+    }
+
+    #[test]
+    fn transposed_inputs_sum_over_tasks_however_many_inputs() {
+        // Every row names an input with a coefficient of its own (C's
+        // constant terms): blocks dealt over tasks. Then more inputs than
+        // the tasks' copies may hold: one task.
+        for (rows, num_inputs) in [(20_000, 2), (3_000, MAX_INPUT_COPY_SCALARS + 1)] {
+            let mut rng = OsRng;
+            let mut matrix = SparseMatrix::new();
+            for row in 0..rows {
+                let input = rng.next_u32() as usize % num_inputs;
+                let lc = LinearCombination::zero()
+                    + (Scalar::from(row as u64 + 2), Variable(Index::Input(input)))
+                    + (Scalar::ONE, Variable(Index::Aux(row)));
+                matrix.push_row(&lc);
+            }
+            let weights: Vec<Scalar> = (0..rows).map(|_| Scalar::random(OsRng)).collect();
+            assert_transpose_sums_entries_of(&matrix, &weights, num_inputs, rows);
+        }
     }
 
     #[test]
