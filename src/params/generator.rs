@@ -223,8 +223,12 @@ fn generate_key(
         shape.num_aux()
     );
 
-    // First: it refuses a τ in the domain before any point is made.
-    let lagrange = logged("Lagrange basis at tau", || domain.lagrange_basis_at(tau))?;
+    // First: it refuses a τ in the domain before any point is made (the
+    // Lagrange basis, made later, divides by τ^m − 1).
+    let vanishing = domain.vanishing_at(tau);
+    if bool::from(vanishing.is_zero()) {
+        return Err(Error::TauInDomain(m));
+    }
     // Every query but b_g2 is a G1 table's: h, a, b_g1, l (and ic).
     let g1_bits = window_bits_for(m + 3 * (shape.num_inputs() + shape.num_aux()));
     let g2_bits = window_bits_for(shape.num_inputs() + shape.num_aux());
@@ -232,7 +236,7 @@ fn generate_key(
 
     let tau_powers = logged("powers of tau", || powers(tau, m));
     // H query: τ^i · Z(τ) / δ for i < m - 1.
-    let h_factor = domain.vanishing_at(tau) * delta_inv;
+    let h_factor = vanishing * delta_inv;
     let h_scalars: Vec<Scalar> = tau_powers[..m - 1]
         .par_iter()
         .map(|p| *p * h_factor)
@@ -240,48 +244,59 @@ fn generate_key(
     drop(tau_powers);
     // Each multiplication runs (on the device, where there is one) beside
     // the host's work for the next: h needs only powers of τ, a only A at
-    // τ, b only B, l all three. The peak memory of these pairs is in
-    // host_memory::key_generation_bytes.
+    // τ, b only B, l all three; the G2 table is built on a thread of its
+    // own meanwhile, in the host's gaps. The peak memory of these pairs is
+    // in host_memory::key_generation_bytes.
     let [a_matrix, b_matrix, c_matrix] = shape.matrices();
-    let qap = |name: &str, matrix| logged(name, || at_tau(shape, matrix, &lagrange));
-    let (a_at_tau, h) = beside(
-        || qap("A at tau", a_matrix),
-        || logged("h", || multiplier.g1(&g1_table, &h_scalars)),
-    );
-    let h = h?;
-    drop(h_scalars);
-    // a and b keep only the variables whose point is not the identity,
-    // those of nonzero scalars (g1 and g2 are not the identity).
-    let a_scalars = nonzero(&a_at_tau.0, &a_at_tau.1);
-    let (b_at_tau, a) = beside(
-        || qap("B at tau", b_matrix),
-        || logged("a", || multiplier.g1(&g1_table, &a_scalars)),
-    );
-    let a = a?;
-    drop(a_scalars);
-    let b_scalars = nonzero(&b_at_tau.0, &b_at_tau.1);
-    let (c_at_tau, b_g1) = beside(
-        || qap("C at tau", c_matrix),
-        || logged("b_g1", || multiplier.g1(&g1_table, &b_scalars)),
-    );
-    let b_g1 = b_g1?;
-    drop(lagrange);
-    let inputs = [&a_at_tau.0, &b_at_tau.0, &c_at_tau.0].map(|v| v.as_slice());
-    let aux = [&a_at_tau.1, &b_at_tau.1, &c_at_tau.1].map(|v| v.as_slice());
-    let (g2_table, ic_and_l) = beside(
-        || logged("G2 window table", || FixedBase::new(g2, g2_bits)),
-        || -> Result<_, Error> {
-            let ic = multiplier.g1(&g1_table, &combined(inputs, alpha, beta, gamma_inv))?;
-            let l = logged("l", || {
-                multiplier.g1(&g1_table, &combined(aux, alpha, beta, delta_inv))
-            })?;
-            Ok((ic, l))
-        },
-    );
-    let (ic, l) = ic_and_l?;
-    drop((a_at_tau, b_at_tau, c_at_tau));
-    let b_g2 = logged("b_g2", || multiplier.g2(&g2_table, &b_scalars))?;
-    drop(b_scalars);
+    let (h, a, b_g1, ic, l, b_g2) = std::thread::scope(|scope| -> Result<_, Error> {
+        let g2_table = scope.spawn(|| logged("G2 window table", || FixedBase::new(g2, g2_bits)));
+        let (lagrange_and_a, h) = beside(
+            || -> Result<_, Error> {
+                let lagrange = logged("Lagrange basis at tau", || domain.lagrange_basis_at(tau))?;
+                let a_at_tau = logged("A at tau", || at_tau(shape, a_matrix, &lagrange));
+                Ok((lagrange, a_at_tau))
+            },
+            || logged("h", || multiplier.g1(&g1_table, &h_scalars)),
+        );
+        let h = h?;
+        let (lagrange, a_at_tau) = lagrange_and_a?;
+        drop(h_scalars);
+        // a and b keep only the variables whose point is not the identity,
+        // those of nonzero scalars (g1 and g2 are not the identity).
+        let a_scalars = nonzero(&a_at_tau.0, &a_at_tau.1);
+        let (b_at_tau, a) = beside(
+            || logged("B at tau", || at_tau(shape, b_matrix, &lagrange)),
+            || logged("a", || multiplier.g1(&g1_table, &a_scalars)),
+        );
+        let a = a?;
+        drop(a_scalars);
+        let b_scalars = nonzero(&b_at_tau.0, &b_at_tau.1);
+        // C at τ, then ic's and l's exponents, beside b_g1.
+        let (ic_and_l_scalars, b_g1) = beside(
+            || {
+                let c_at_tau = logged("C at tau", || at_tau(shape, c_matrix, &lagrange));
+                drop(lagrange);
+                let inputs = [&a_at_tau.0, &b_at_tau.0, &c_at_tau.0].map(Vec::as_slice);
+                let aux = [&a_at_tau.1, &b_at_tau.1, &c_at_tau.1].map(Vec::as_slice);
+                (
+                    combined(inputs, alpha, beta, gamma_inv),
+                    combined(aux, alpha, beta, delta_inv),
+                )
+            },
+            || logged("b_g1", || multiplier.g1(&g1_table, &b_scalars)),
+        );
+        let b_g1 = b_g1?;
+        drop((a_at_tau, b_at_tau));
+        let (ic_scalars, l_scalars) = ic_and_l_scalars;
+        let ic = multiplier.g1(&g1_table, &ic_scalars)?;
+        let l = logged("l", || multiplier.g1(&g1_table, &l_scalars))?;
+        drop(l_scalars);
+        let g2_table = g2_table
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let b_g2 = logged("b_g2", || multiplier.g2(&g2_table, &b_scalars))?;
+        Ok((h, a, b_g1, ic, l, b_g2))
+    })?;
     // An aux variable in no constraint would leave L sparse: bellperson refuses it too.
     if l.par_iter().any(|p| bool::from(p.is_identity())) {
         return Err(SynthesisError::UnconstrainedVariable.into());

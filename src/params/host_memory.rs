@@ -15,8 +15,8 @@ const SCALAR_BYTES: u64 = 32;
 /// (a and b as if every variable had a point) and the scalars in flight at
 /// the largest of three moments: h made beside A at τ (h's scalars, the
 /// Lagrange basis, A's column), b_g1 beside C at τ (the Lagrange basis,
-/// the three columns, b's exponents), and l made (the three columns, b's
-/// exponents, l's).
+/// the three columns, b's exponents), then beside l's exponents (the three
+/// columns, b's exponents, l's).
 pub(crate) fn key_generation_bytes(m: usize, inputs: usize, aux: usize) -> u64 {
     let (m, variables, aux) = (m as u64, (inputs + aux) as u64, aux as u64);
     let points = (m + aux + 2 * variables) * G1_BYTES + variables * G2_BYTES;
