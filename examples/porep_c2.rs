@@ -8,7 +8,7 @@
 //! cargo run --release --features cuda --example porep_c2 -- \
 //!     [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64]
 //!     [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3]
-//!     [--pipelines parts:1[,challenges:2,threads:10,...]] [--device N]
+//!     [--pipelines challenges:3[,parts:1,threads:10,...]] [--device N]
 //! ```
 //! Stages, each timed, so a device session can run them apart:
 //! 1. replicate the sector and build the partitions' circuits;
@@ -29,9 +29,9 @@
 //! 6. every partition from circuit to proof, each proved as its witness is
 //!    ready, once for each of `--pipelines`: `parts:N` synthesizes N
 //!    partitions at a time, each one's challenges over every core (joined
-//!    into the sequential witness; the default is parts:1, the fastest
-//!    measured on a GPU), `challenges:N` N partitions at a time with a run
-//!    a challenge, the runs of all of them sharing the cores, `threads:N`
+//!    into the sequential witness), `challenges:N` N partitions at a time
+//!    with a run a challenge, the runs of all of them sharing the cores
+//!    (the default is challenges:3, the fastest measured), `threads:N`
 //!    N partitions at a time, one thread each. `parts` and `challenges`
 //!    join each witness into a page-locked buffer reused across partitions
 //!    (a start then uploads it with no host copy). A start that does not
@@ -105,7 +105,7 @@ fn parse_options() -> Result<Options, String> {
         record_only: false,
         estimate: false,
         repeats: 3,
-        pipelines: vec![Synthesis::InParts(1)],
+        pipelines: vec![Synthesis::ByChallenge(3)],
         device: 0,
     };
     let mut flags = Flags::from_env();
@@ -146,7 +146,7 @@ fn main() {
         .format_timestamp_millis()
         .init();
     let options = parse_options().unwrap_or_else(|e| {
-        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--pipelines parts:1,challenges:2,threads:10] [--device N]");
+        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--pipelines challenges:3,parts:1,threads:10] [--device N]");
         std::process::exit(2);
     });
     flags::exit_on_error(run(&options));
