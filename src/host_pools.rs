@@ -1,11 +1,24 @@
 //! Rayon pools of the prover's own, for host work that must not queue
 //! behind the caller's rayon tasks: a prover synthesizing its next circuits
 //! on rayon's global pool keeps every worker busy for a second or more a
-//! task, and a copy or split sent there waits for them.
+//! task, and a copy or split sent there waits for them. And the parallel
+//! copy those pools run.
 
 use std::sync::OnceLock;
 
+use rayon::prelude::*;
 use rayon::ThreadPool;
+
+/// Bytes a task of [`parallel_copy`] copies.
+const COPY_GRAIN_BYTES: usize = 512 << 10;
+
+/// `to.copy_from_slice(from)` in grains over the current rayon pool.
+pub(crate) fn parallel_copy<T: Copy + Send + Sync>(to: &mut [T], from: &[T]) {
+    let grain = (COPY_GRAIN_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+    to.par_chunks_mut(grain)
+        .zip(from.par_chunks(grain))
+        .for_each(|(to, from)| to.copy_from_slice(from))
+}
 
 /// A pool of `threads` named `name-i`, made once in `cell`; None where the
 /// threads cannot be had (a warning says so).
@@ -69,6 +82,14 @@ mod tests {
             name.as_deref().is_some_and(|n| n.starts_with("g16-copy-")),
             "{name:?}"
         );
+    }
+
+    #[test]
+    fn a_parallel_copy_copies_every_grain() {
+        let from: Vec<u64> = (0..200_000).collect();
+        let mut to = vec![0u64; from.len()];
+        parallel_copy(&mut to, &from);
+        assert_eq!(to, from);
     }
 
     #[test]

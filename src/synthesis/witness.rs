@@ -3,7 +3,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 
-use crate::host_pools::{copy_pool, run_on};
+use crate::host_pools::{copy_pool, parallel_copy, run_on};
 
 /// The variables a [`WitnessAssignment`] hands out.
 const PLACEHOLDER_AUX: Variable = Variable(Index::Aux(0));
@@ -232,14 +232,11 @@ fn append_in_parallel(values: &mut Vec<Scalar>, pieces: &[&[Scalar]]) {
 /// a caller joining one witness while it synthesizes the next on rayon's
 /// pool would otherwise wait for those tasks (see [`copy_pool`]).
 fn copy_in_parallel(to: &mut [Scalar], pieces: &[&[Scalar]]) {
-    const CHUNK: usize = 1 << 16;
     run_on(copy_pool(), || {
         let mut rest = to;
         for piece in pieces {
             let (slot, tail) = rest.split_at_mut(piece.len());
-            slot.par_chunks_mut(CHUNK)
-                .zip(piece.par_chunks(CHUNK))
-                .for_each(|(to, from)| to.copy_from_slice(from));
+            parallel_copy(slot, piece);
             rest = tail;
         }
     })

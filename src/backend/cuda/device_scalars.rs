@@ -4,11 +4,11 @@
 use blstrs::Scalar;
 use ff::Field;
 use parking_lot::Mutex;
-use rayon::prelude::*;
 
 use super::curve::as_words;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
+pub(super) use crate::host_pools::parallel_copy;
 use crate::host_pools::{copy_pool, run_on};
 
 /// Scalars resident on one device; freed there on drop.
@@ -208,16 +208,6 @@ pub struct ScalarUploader {
 // SAFETY: a stream, events and pinned host memory, all owned; the C++
 // calls select the stream's device themselves.
 unsafe impl Send for ScalarUploader {}
-
-/// Scalars per rayon task when filling a slot.
-const COPY_GRAIN: usize = 1 << 14;
-
-/// `to.copy_from_slice(from)` in grains over the current rayon pool.
-pub(super) fn parallel_copy(to: &mut [Scalar], from: &[Scalar]) {
-    to.par_chunks_mut(COPY_GRAIN)
-        .zip(from.par_chunks(COPY_GRAIN))
-        .for_each(|(to, from)| to.copy_from_slice(from))
-}
 
 /// `to.copy_from_slice(from)` on the copy threads (never behind the
 /// caller's rayon work: see [`copy_pool`]).

@@ -8,12 +8,11 @@ use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
 use super::curve::as_words;
-use super::device_scalars::{
-    after_uploads, parallel_copy, DeviceScalars, PinnedStaging, ScalarUploader,
-};
+use super::device_scalars::{after_uploads, DeviceScalars, PinnedStaging, ScalarUploader};
 use crate::backend::cpu::Domain;
 use crate::bridge::ffi;
 use crate::device::{DeviceGuard, GpuError};
+use crate::host_pools::parallel_copy;
 
 /// How [`HInputs::upload_staged_as`] stages a, b, c through pinned memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

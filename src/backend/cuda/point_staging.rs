@@ -3,16 +3,12 @@
 //! copy from the key's ordinary memory goes through the driver's bounce
 //! buffers on the calling thread (~5 GB/s for points, measured on an H100).
 
-use rayon::prelude::*;
-
 use super::curve::{as_words, GpuCurve};
 use super::pinned_vec::PinnedVec;
 use crate::device::DeviceGuard;
+use crate::host_pools::parallel_copy;
 use blstrs::Scalar;
 use ff::Field;
-
-/// Words copied per task.
-const WORDS_PER_TASK: usize = 1 << 16;
 
 /// A fixed-size page-locked buffer (ordinary memory where the system
 /// refuses to lock it), filled with one chunk of points at a time.
@@ -80,9 +76,7 @@ impl PointStaging {
         // SAFETY: `points` are `words` words of blst affine points (plain
         // data, layout checked by tests/gpu_ffi_layout.rs).
         let from = unsafe { std::slice::from_raw_parts(as_words(points), words) };
-        into.par_chunks_mut(WORDS_PER_TASK)
-            .zip(from.par_chunks(WORDS_PER_TASK))
-            .for_each(|(into, from)| into.copy_from_slice(from));
+        parallel_copy(into, from);
         // SAFETY: the words just copied are the points' own bytes, so they
         // read back as those points; the storage's alignment (8) is theirs,
         // and the slice borrows `self`, so nothing changes it meanwhile.
