@@ -8,7 +8,7 @@ use ff::Field;
 use parking_lot::Mutex;
 use rayon::prelude::*;
 
-use super::split_bits::{ranks_before, selected_bits, shifted_bits};
+use super::split_bits::{low_bits, ranks_before, selected_bits, shifted_bits};
 use crate::backend::cpu::msm::{class_of, is_general, ScalarClass};
 use crate::backend::cuda::PinnedVec;
 use crate::device::DeviceGuard;
@@ -214,7 +214,7 @@ impl SplitScalars {
         let ranks = ranks_before(words);
         let place = |j: usize| -> Option<u32> {
             let (word, bit) = (words[j / 64], j % 64);
-            let below = (word & ((1u64 << bit) - 1)).count_ones() as usize;
+            let below = (word & low_bits(bit)).count_ones() as usize;
             (word >> bit & 1 == 1).then(|| (head + ranks[j / 64] + below) as u32)
         };
         let (values, indices): (Vec<Scalar>, Vec<u32>) = values

@@ -67,7 +67,7 @@ pub(super) fn ranks_before(words: &[u64]) -> Vec<usize> {
 }
 
 /// A word with its low `n` bits set (n at most 64).
-fn low_bits(n: usize) -> u64 {
+pub(super) fn low_bits(n: usize) -> u64 {
     if n >= 64 {
         u64::MAX
     } else {
