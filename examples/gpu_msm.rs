@@ -12,7 +12,9 @@
 //!
 //! `--window-sweep` times MSMs of a few sizes at every window width from 12
 //! to 18 bits instead (scalars on the device, medians of 5): the data behind
-//! the window each size chooses.
+//! the window each size chooses. `--sweep-logs 24,27` sweeps G1 MSMs of
+//! those powers of two instead (and G2 only with `--sweep-g2-logs`),
+//! `--sweep-bits 16,20,22` those widths.
 //!
 //!     cargo run --release --features cuda --example gpu_msm -- --copies-sweep [max_log_g1] [max_log_g2]
 //!
@@ -55,7 +57,7 @@ use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
-use sweeps::{copies_sweep, copy_sweep_columns, window_sweep, SWEEP_BITS};
+use sweeps::{copies_sweep, copy_sweep_columns, window_sweep, SWEEP_BITS, SWEEP_SIZES};
 
 /// Fp products per second at the H200's wide multiply-add rate, 6.51e12
 /// IMAD.WIDE/s (scripts/probes/mul_rate.cu), over the 278 a product issues.
@@ -97,6 +99,22 @@ where
         G::Curve::batch_normalize(&projective, chunk);
     });
     out
+}
+
+/// Removes `flag` and its value, a comma-separated list of numbers, from
+/// `args`.
+fn take_list(args: &mut Vec<String>, flag: &str) -> Result<Option<Vec<u32>>, String> {
+    let Some(at) = args.iter().position(|a| a == flag) else {
+        return Ok(None);
+    };
+    let bad = || format!("{flag} takes a comma-separated list of numbers");
+    let value = args.get(at + 1).ok_or_else(bad)?.clone();
+    let list = value
+        .split(',')
+        .map(|v| v.trim().parse().map_err(|_| bad()))
+        .collect::<Result<Vec<u32>, String>>()?;
+    args.drain(at..=at + 1);
+    Ok(Some(list))
 }
 
 fn random_scalars(n: usize, seed: u64) -> Vec<Scalar> {
@@ -226,6 +244,16 @@ fn main() -> Result<(), GpuError> {
         }
     };
     let tuning = &tuning.msm;
+    let (mut rest, mut sweep_lists) = (rest, Vec::new());
+    for flag in ["--sweep-logs", "--sweep-g2-logs", "--sweep-bits"] {
+        match take_list(&mut rest, flag) {
+            Ok(list) => sweep_lists.push(list),
+            Err(message) => {
+                eprintln!("{message}");
+                std::process::exit(2);
+            }
+        }
+    }
     let sweep = rest.iter().any(|a| a == "--window-sweep");
     let copies = rest.iter().any(|a| a == "--copies-sweep");
     let args: Vec<u32> = rest.iter().filter_map(|a| a.parse().ok()).collect();
@@ -252,11 +280,19 @@ fn main() -> Result<(), GpuError> {
         return Ok(());
     }
     if sweep {
-        let header: Vec<String> = SWEEP_BITS.map(|c| format!("c={c} ms")).collect();
+        let [g1_logs, g2_logs, bits] = [0, 1, 2].map(|k| sweep_lists[k].take());
+        let told = g1_logs.is_some() || g2_logs.is_some();
+        let sizes = |logs: Option<Vec<u32>>| match logs {
+            Some(logs) => logs.into_iter().map(|log| 1usize << log).collect(),
+            None if told => Vec::new(),
+            None => SWEEP_SIZES.to_vec(),
+        };
+        let widths = bits.unwrap_or_else(|| SWEEP_BITS.collect());
+        let header: Vec<String> = widths.iter().map(|c| format!("c={c} ms")).collect();
         println!("| MSM, points | {} |", header.join(" | "));
         println!("|---|{}", "---|".repeat(header.len()));
-        window_sweep::<G1Affine>(&guard, tuning, "G1")?;
-        window_sweep::<G2Affine>(&guard, tuning, "G2")?;
+        window_sweep::<G1Affine>(&guard, tuning, "G1", &sizes(g1_logs), &widths)?;
+        window_sweep::<G2Affine>(&guard, tuning, "G2", &sizes(g2_logs), &widths)?;
         return Ok(());
     }
     let mut rows = Vec::new();

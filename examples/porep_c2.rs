@@ -44,6 +44,8 @@
 mod filecoin;
 #[path = "common/flags.rs"]
 mod flags;
+#[path = "porep_c2/in_order.rs"]
+mod in_order;
 #[path = "common/memory.rs"]
 mod memory;
 #[path = "porep_c2/pipeline.rs"]

@@ -5,10 +5,12 @@
 # Logs go to $OUT (or target/gpu-bundle/logs). Settings:
 #   KEYGEN_SIZES (default 20,22,24), KEYGEN_CPU_SIZES (default 20,22),
 #   C2_ARGS (porep_c2's arguments; default production's), and the limits
-#   TESTS_S, KEYGEN_S, C2_S, GPU_TEST_EACH_S in seconds (defaults 90, 170,
-#   320, 150); STAGES names the stages to run (default "keygen-tests
-#   keygen c2"; "gpu-tests" runs the test binaries named in GPU_TESTS,
-#   each under GPU_TEST_EACH_S).
+#   TESTS_S, KEYGEN_S, C2_S, GPU_TEST_EACH_S, SWEEP_S in seconds (defaults
+#   90, 170, 320, 150, 200); STAGES names the stages to run (default
+#   "keygen-tests keygen c2"; "gpu-tests" runs the test binaries named in
+#   GPU_TESTS, each under GPU_TEST_EACH_S; "msm-sweep" times G1 MSMs of a
+#   2^27 partition's sizes at several window widths, SWEEP_ARGS gpu_msm's
+#   sweep flags).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bin=target/gpu-bundle/bin
@@ -36,6 +38,9 @@ stage() {
 stage keygen-tests "${TESTS_S:-90}" "$bin/tests/gpu_keygen" --show-output
 stage keygen "${KEYGEN_S:-170}" env RUST_LOG=groth16_gpu=info "$bin/examples/keygen" \
   --sizes "${KEYGEN_SIZES:-20,22,24}" --cpu-sizes "${KEYGEN_CPU_SIZES:-20,22}"
+# shellcheck disable=SC2086 # the arguments are split on purpose
+stage msm-sweep "${SWEEP_S:-200}" "$bin/examples/gpu_msm" --window-sweep \
+  ${SWEEP_ARGS:---sweep-logs 24,25,26,27 --sweep-bits 16,18,19,20,22}
 # shellcheck disable=SC2086 # the arguments are split on purpose
 stage c2 "${C2_S:-320}" "$bin/examples/porep_c2" ${C2_ARGS:-}
 if [[ " ${STAGES:-} " == *" gpu-tests "* ]]; then

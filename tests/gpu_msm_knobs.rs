@@ -244,6 +244,43 @@ fn gpu_msm_in_long_first_level_blocks_matches_blstrs() {
     });
 }
 
+/// The widest windows a tuning may force (2^27-point MSMs' choice), where
+/// most of a set's 2^19 or 2^21 buckets stay empty at a test's size and the
+/// top window's few buckets hold many entries: random and special scalars,
+/// in one chunk and in several, G1 and G2.
+#[test]
+fn gpu_msm_in_wide_windows_matches_blstrs() {
+    on_each_device_with_knobs(|guard, case, rng| {
+        let n = case.g1.len();
+        let scalars = random_scalars(n, rng);
+        let want = expected_g1(&case.g1, &scalars);
+        let want_g2 = expected_g2(&case.g2, &scalars);
+        for (bits, cap) in [(19, None), (20, None), (20, Some(20_000)), (22, None)] {
+            let tuning = MsmTuning {
+                window_bits: Some(bits),
+                chunk_cap: cap,
+                ..MsmTuning::default()
+            };
+            case.set_tuning(tuning);
+            let (got, timing) = case.resident.msm_timed(guard, &scalars).unwrap();
+            assert_eq!(got, want, "G1, c = {bits}, cap {cap:?}");
+            assert_eq!(timing.run.window_bits, bits);
+            assert_eq!(
+                case.resident_g2.msm(guard, &scalars).unwrap(),
+                want_g2,
+                "G2, c = {bits}, cap {cap:?}"
+            );
+            for (name, special) in special_scalars(5000, rng) {
+                assert_eq!(
+                    case.resident.msm(guard, &special).unwrap(),
+                    expected_g1(&case.g1[..5000], &special),
+                    "{name}, c = {bits}"
+                );
+            }
+        }
+    });
+}
+
 /// Two threads taking turns on device 0 (its one lock, `DeviceMutex::get`),
 /// each with its own base set run by its own tuning (chunks, window bits,
 /// G2's layout): every sum right and every call's report its own thread's

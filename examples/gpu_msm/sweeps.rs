@@ -9,33 +9,44 @@ use group::Curve;
 
 use super::{median, random_bases, random_scalars};
 
-/// Point counts the window sweep times: powers of two and the just-below
-/// sizes a proof's dense MSMs have (n - 2 for n witness values).
-const SWEEP_SIZES: [usize; 6] = [1 << 17, 1 << 18, 1 << 19, (1 << 20) - 2, 1 << 21, 1 << 22];
-/// Window widths the sweep tries.
+/// Point counts the window sweep times unless told: powers of two and the
+/// just-below sizes a proof's dense MSMs have (n - 2 for n witness values).
+pub const SWEEP_SIZES: [usize; 6] = [1 << 17, 1 << 18, 1 << 19, (1 << 20) - 2, 1 << 21, 1 << 22];
+/// Window widths the sweep tries unless told.
 pub const SWEEP_BITS: std::ops::RangeInclusive<u32> = 12..=18;
 
-/// Device ms (median of 5, scalars on the device) of MSMs of each sweep size
-/// at each window width (`tuning` with its window bits forced), every
-/// result checked against the size's own choice; prints one table row per
-/// size.
+/// Device ms (median of 5, scalars on the device) of MSMs of each of
+/// `sizes` points at each of `widths` (`tuning` with its window bits
+/// forced), every result checked against the size's own choice; prints one
+/// table row per size.
 pub fn window_sweep<G: GpuCurve>(
     guard: &DeviceGuard<'_>,
     tuning: &MsmTuning,
     name: &str,
+    sizes: &[usize],
+    widths: &[u32],
 ) -> Result<(), GpuError>
 where
     G::Curve: Curve<AffineRepr = G> + Send + Sync,
 {
-    let largest = SWEEP_SIZES[SWEEP_SIZES.len() - 1];
+    let Some(&largest) = sizes.iter().max() else {
+        return Ok(());
+    };
+    let started = Instant::now();
     let mut bases = ResidentBases::upload(guard, &random_bases::<G>(largest, 11))?;
     let scalars = random_scalars(largest, 12);
     let on_device = DeviceScalars::upload(guard, &scalars, largest)?;
-    for n in SWEEP_SIZES {
+    drop(scalars);
+    eprintln!(
+        "{name}: 2^{:.1} bases and scalars made and uploaded in {:.1} s",
+        (largest as f64).log2(),
+        started.elapsed().as_secs_f64()
+    );
+    for &n in sizes {
         bases.set_tuning(*tuning);
         let (want, chosen) = bases.msm_device_scalars(guard, &on_device, n)?;
         let mut cells = Vec::new();
-        for bits in SWEEP_BITS {
+        for &bits in widths {
             bases.set_tuning(MsmTuning {
                 window_bits: Some(bits),
                 ..*tuning

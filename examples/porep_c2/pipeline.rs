@@ -18,6 +18,7 @@ use groth16_gpu::{Error, Proof, ProvingKey};
 use rand_core::OsRng;
 
 use crate::filecoin::{PorepCircuit, PorepParts};
+use crate::in_order;
 use crate::witness_buffers::{Witness, WitnessBuffers};
 
 fn random() -> Scalar {
@@ -92,7 +93,7 @@ impl Prover {
 }
 
 /// A partition's witness, how long it took, or why it failed.
-type Synthesized = (usize, Duration, Result<Witness, groth16_gpu::Error>);
+pub type Synthesized = (usize, Duration, Result<Witness, groth16_gpu::Error>);
 
 /// How the pipeline computes witnesses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,20 +107,29 @@ pub enum Synthesis {
     /// 18 runs of one challenge leave no core idle at the end of a
     /// partition when another partition's runs are waiting.
     ByChallenge(usize),
+    /// Every core takes the next challenge of the earliest partition that
+    /// still has one, with at most this many partitions begun and not yet
+    /// handed to the prover: the first witness is ready after one
+    /// partition's share of the cores' time, not after the first few
+    /// partitions' (their runs interleave in rayon's pool in `challenges`).
+    InOrder(usize),
     /// This many partitions at a time, each one's witness on one thread.
     OneThreadEach(usize),
 }
 
 impl Synthesis {
-    /// "parts:N", "challenges:N" or "threads:N".
+    /// "parts:N", "challenges:N", "ordered:N" or "threads:N".
     pub fn parse(spec: &str) -> Result<Self, String> {
-        let bad = || format!("{spec:?} is not parts:N, challenges:N or threads:N (N at least 1)");
+        let bad = || {
+            format!("{spec:?} is not parts:N, challenges:N, ordered:N or threads:N (N at least 1)")
+        };
         let (kind, count) = spec.split_once(':').ok_or_else(bad)?;
         let count: usize = count.parse().map_err(|_| bad())?;
         match kind {
             _ if count == 0 => Err(bad()),
             "parts" => Ok(Synthesis::InParts(count)),
             "challenges" => Ok(Synthesis::ByChallenge(count)),
+            "ordered" => Ok(Synthesis::InOrder(count)),
             "threads" => Ok(Synthesis::OneThreadEach(count)),
             _ => Err(bad()),
         }
@@ -135,6 +145,10 @@ impl Synthesis {
                 "{at_once} partition(s) at a time, a run a challenge on {} threads",
                 rayon::current_num_threads()
             ),
+            Synthesis::InOrder(at_once) => format!(
+                "challenges in partition order on {} threads, at most {at_once} partition(s) begun",
+                rayon::current_num_threads()
+            ),
             Synthesis::OneThreadEach(threads) => {
                 format!("{threads} partitions at a time, one thread each")
             }
@@ -147,6 +161,7 @@ impl Synthesis {
         match self {
             Synthesis::InParts(at_once)
             | Synthesis::ByChallenge(at_once)
+            | Synthesis::InOrder(at_once)
             | Synthesis::OneThreadEach(at_once) => *at_once,
         }
     }
@@ -170,6 +185,14 @@ impl Synthesis {
             // Runs of one challenge: run_length clamps the parts to them.
             Synthesis::ByChallenge(at_once) => {
                 in_parts(shape, &parts, at_once, usize::MAX, buffers, sender)
+            }
+            Synthesis::InOrder(at_once) => {
+                let workers = rayon::current_num_threads();
+                let runs = in_order::ChallengeRuns {
+                    shape,
+                    parts: &parts,
+                };
+                in_order::synthesize(&runs, at_once, workers, buffers, sender)
             }
             Synthesis::OneThreadEach(threads) => {
                 let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else {

@@ -75,7 +75,9 @@ impl WitnessBuffers {
         let widest = pipelines
             .iter()
             .filter_map(|synthesis| match synthesis {
-                Synthesis::InParts(at_once) | Synthesis::ByChallenge(at_once) => Some(*at_once),
+                Synthesis::InParts(at_once)
+                | Synthesis::ByChallenge(at_once)
+                | Synthesis::InOrder(at_once) => Some(*at_once),
                 Synthesis::OneThreadEach(_) => None,
             })
             .max();

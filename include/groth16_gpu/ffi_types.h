@@ -74,7 +74,7 @@ typedef enum g16_status {
  * before any work. No setting changes a result, only its speed.
  */
 typedef struct g16_msm_tuning {
-  /** Window bits, 4..=20, shifted copies left aside (0: chosen by the size). */
+  /** Window bits, 4..=22, shifted copies left aside (0: chosen by the size). */
   uint32_t window_bits;
   /** Sorted entries per first-level thread, 32..=4096 (0: grown from 32). */
   uint32_t first_block;

@@ -165,7 +165,7 @@ void batch_add(const GpuDevice& device, const MsmBases& bases, size_t first,
                size_t out_words, float* device_ms);
 
 /// The widest window an MSM's tuning may force (g16_msm_tuning::window_bits).
-constexpr uint32_t kMaxForcedWindowBits = 20;
+constexpr uint32_t kMaxForcedWindowBits = 22;
 
 /// How G2's first bucket level holds its points: the values of
 /// g16_msm_tuning::g2_first_level. With either pair layout the task levels

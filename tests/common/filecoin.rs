@@ -271,31 +271,55 @@ impl PorepParts {
         join: impl FnOnce(WitnessAssignment, Vec<WitnessAssignment>) -> Result<T, groth16_gpu::Error>,
     ) -> Result<T, groth16_gpu::Error> {
         let started = std::time::Instant::now();
-        let mut prefix = WitnessAssignment::counting();
-        self.synthesize_challenges(&mut prefix, &[])?;
+        let prefix = self.prefix_witness()?;
         let prefix_done = started.elapsed();
-        let run = self.run_length(parts);
-        let aux_per_run =
-            shape.num_aux() / self.proofs.len().div_ceil(run).max(1) + prefix.aux.len();
-        let witnesses = self
-            .proofs
-            .par_chunks(run)
-            .map(|proofs| {
-                let mut witness =
-                    WitnessAssignment::counting_with_capacity(shape.num_inputs(), aux_per_run);
-                self.synthesize_challenges(&mut witness, proofs)?;
-                Ok(witness)
-            })
+        let runs = self.run_count(parts);
+        let witnesses = (0..runs)
+            .into_par_iter()
+            .map(|run| self.run_witness(shape, parts, run))
             .collect::<Result<Vec<_>, groth16_gpu::Error>>()?;
         let parts_done = started.elapsed();
         let joined = join(prefix, witnesses);
         log::info!(
-            "witness in {} runs: prefix {prefix_done:.2?}, runs {:.2?}, join {:.2?}",
-            self.proofs.len().div_ceil(run),
+            "witness in {runs} runs: prefix {prefix_done:.2?}, runs {:.2?}, join {:.2?}",
             parts_done - prefix_done,
             started.elapsed() - parts_done
         );
         joined
+    }
+
+    /// The witness of the partition's shared beginning alone: what every
+    /// run begins with.
+    pub fn prefix_witness(&self) -> Result<WitnessAssignment, groth16_gpu::Error> {
+        let mut prefix = WitnessAssignment::counting();
+        self.synthesize_challenges(&mut prefix, &[])?;
+        Ok(prefix)
+    }
+
+    /// Runs the partition's challenges make when cut into `parts` (at least
+    /// one: a partition without challenges is its shared beginning).
+    pub fn run_count(&self, parts: usize) -> usize {
+        self.proofs.len().div_ceil(self.run_length(parts)).max(1)
+    }
+
+    /// Run `run` of `run_count(parts)`: the shared beginning, then the
+    /// run's challenges, as [`WitnessAssignment::join_parts`] takes it.
+    pub fn run_witness(
+        &self,
+        shape: &CircuitShape,
+        parts: usize,
+        run: usize,
+    ) -> Result<WitnessAssignment, groth16_gpu::Error> {
+        let length = self.run_length(parts);
+        let first = (run * length).min(self.proofs.len());
+        let proofs = &self.proofs[first..(first + length).min(self.proofs.len())];
+        // Room for the run's share and the shared beginning's few values:
+        // a vector that has to grow would hold twice the memory meanwhile.
+        let aux_per_run = shape.num_aux().div_ceil(self.run_count(parts)) + 4096;
+        let mut witness =
+            WitnessAssignment::counting_with_capacity(shape.num_inputs(), aux_per_run);
+        self.synthesize_challenges(&mut witness, proofs)?;
+        Ok(witness)
     }
 
     /// Challenges a run takes when the partition is cut into `parts` runs.

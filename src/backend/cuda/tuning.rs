@@ -49,7 +49,7 @@ impl G2FirstLevel {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MsmTuning {
-    /// Window bits, 4..=20, shifted copies of the bases left aside (`None`:
+    /// Window bits, 4..=22, shifted copies of the bases left aside (`None`:
     /// chosen by the size, through the copies where the bases have them).
     pub window_bits: Option<u32>,
     /// Most points one chunk takes (`None`: as device memory and the
@@ -206,7 +206,7 @@ mod tests {
     fn values_out_of_range_are_refused() {
         let bad: [fn(&mut MsmTuning); 8] = [
             |t| t.window_bits = Some(3),
-            |t| t.window_bits = Some(21),
+            |t| t.window_bits = Some(23),
             |t| t.first_block = Some(16),
             |t| t.first_block = Some(8192),
             |t| t.inline_pieces = Some(1025),
@@ -219,7 +219,7 @@ mod tests {
             set(&mut tuning);
             assert!(tuning.check().is_err(), "{tuning:?}");
         }
-        for bits in [4, 20] {
+        for bits in [4, 20, 22] {
             let tuning = MsmTuning {
                 window_bits: Some(bits),
                 ..MsmTuning::default()
