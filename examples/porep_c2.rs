@@ -8,7 +8,7 @@
 //! cargo run --release --features cuda --example porep_c2 -- \
 //!     [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64]
 //!     [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3]
-//!     [--pipelines challenges:3[,ordered:2,parts:1,threads:10,...]] [--device N]
+//!     [--pipelines ordered:2[,challenges:3,parts:1,threads:10,...]] [--device N]
 //! ```
 //! Stages, each timed, so a device session can run them apart:
 //! 1. replicate the sector and build the partitions' circuits;
@@ -30,16 +30,17 @@
 //!    ready, once for each of `--pipelines`: `parts:N` synthesizes N
 //!    partitions at a time, each one's challenges over every core (joined
 //!    into the sequential witness), `challenges:N` N partitions at a time
-//!    with a run a challenge, the runs of all of them sharing the cores
-//!    (the default is challenges:3, the fastest measured), `ordered:N`
-//!    every core on the earliest partition's challenges first, at most N
-//!    partitions begun and not yet proved (porep_c2/in_order.rs: the first
-//!    witness comes after one partition's share of the cores, not three),
+//!    with a run a challenge, the runs of all of them sharing the cores,
+//!    `ordered:N` every core on the earliest partition's challenges
+//!    first, at most N partitions begun and not yet proved
+//!    (porep_c2/in_order.rs: the first witness comes after one
+//!    partition's share of the cores, not three; the default is
+//!    ordered:2, the fastest measured),
 //!    `threads:N` N partitions at a time, one thread each. `parts`,
 //!    `challenges` and `ordered` join each witness into a page-locked
 //!    buffer reused across partitions (a start then uploads it with no
-//!    host copy). A start that does not
-//!    fit device memory beside the proof in flight waits for that proof;
+//!    host copy). A start that does not fit device memory beside the
+//!    proof in flight waits for that proof;
 //! 7. every proof verified with the public inputs Filecoin's crates compute.
 //!
 //! Then a table of it all, with peak host and device memory.
@@ -111,7 +112,7 @@ fn parse_options() -> Result<Options, String> {
         record_only: false,
         estimate: false,
         repeats: 3,
-        pipelines: vec![Synthesis::ByChallenge(3)],
+        pipelines: vec![Synthesis::InOrder(2)],
         device: 0,
     };
     let mut flags = Flags::from_env();
@@ -152,7 +153,7 @@ fn main() {
         .format_timestamp_millis()
         .init();
     let options = parse_options().unwrap_or_else(|e| {
-        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--pipelines challenges:3,ordered:2,parts:1,threads:10] [--device N]");
+        eprintln!("{e}\nusage: porep_c2 [--layers 11] [--challenges 18] [--partitions 10] [--nodes 64] [--shape FILE] [--params FILE] [--record-only] [--estimate] [--repeats 3] [--pipelines ordered:2,challenges:3,parts:1,threads:10] [--device N]");
         std::process::exit(2);
     });
     flags::exit_on_error(run(&options));
