@@ -172,11 +172,17 @@ impl<R: PartitionRuns> Work<'_, R> {
             return;
         }
         let runs: Vec<WitnessAssignment> = slot.runs.lock().drain(..).flatten().collect();
+        let runs_done = started.elapsed();
         let Some(witness) = self.join(partition, runs) else {
             // The pool closed: the prover has stopped.
             self.stop();
             return;
         };
+        log::info!(
+            "partition {partition}: {} runs done {runs_done:.2?} after its first began, joined {:.2?} later (a free buffer awaited)",
+            slot.count,
+            started.elapsed() - runs_done
+        );
         let sent = self.sender.send((partition, started.elapsed(), witness));
         let mut queue = self.queue.lock();
         queue.handed_over += 1;
