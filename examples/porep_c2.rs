@@ -35,7 +35,7 @@
 //!    first, at most N partitions begun and not yet proved
 //!    (porep_c2/in_order.rs: the first witness comes after one
 //!    partition's share of the cores, not three; the default is
-//!    ordered:2, the fastest measured),
+//!    ordered:2, the fastest measured; `ordered:N/W` on W threads),
 //!    `threads:N` N partitions at a time, one thread each. `parts`,
 //!    `challenges` and `ordered` join each witness into a page-locked
 //!    buffer reused across partitions (a start then uploads it with no
@@ -112,7 +112,10 @@ fn parse_options() -> Result<Options, String> {
         record_only: false,
         estimate: false,
         repeats: 3,
-        pipelines: vec![Synthesis::InOrder(2)],
+        pipelines: vec![Synthesis::InOrder {
+            at_once: 2,
+            workers: None,
+        }],
         device: 0,
     };
     let mut flags = Flags::from_env();

@@ -112,24 +112,38 @@ pub enum Synthesis {
     /// handed to the prover: the first witness is ready after one
     /// partition's share of the cores' time, not after the first few
     /// partitions' (their runs interleave in rayon's pool in `challenges`).
-    InOrder(usize),
+    /// On `workers` threads (None: every core), so that fewer can leave
+    /// cores to the prover's split of the proof before.
+    InOrder {
+        at_once: usize,
+        workers: Option<usize>,
+    },
     /// This many partitions at a time, each one's witness on one thread.
     OneThreadEach(usize),
 }
 
 impl Synthesis {
-    /// "parts:N", "challenges:N", "ordered:N" or "threads:N".
+    /// "parts:N", "challenges:N", "ordered:N", "ordered:N/WORKERS" or
+    /// "threads:N".
     pub fn parse(spec: &str) -> Result<Self, String> {
         let bad = || {
-            format!("{spec:?} is not parts:N, challenges:N, ordered:N or threads:N (N at least 1)")
+            format!(
+                "{spec:?} is not parts:N, challenges:N, ordered:N[/WORKERS] or threads:N (N at least 1)"
+            )
         };
+        let positive = |text: &str| text.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(bad);
         let (kind, count) = spec.split_once(':').ok_or_else(bad)?;
-        let count: usize = count.parse().map_err(|_| bad())?;
+        if kind == "ordered" {
+            let (at_once, workers) = match count.split_once('/') {
+                Some((at_once, workers)) => (positive(at_once)?, Some(positive(workers)?)),
+                None => (positive(count)?, None),
+            };
+            return Ok(Synthesis::InOrder { at_once, workers });
+        }
+        let count = positive(count)?;
         match kind {
-            _ if count == 0 => Err(bad()),
             "parts" => Ok(Synthesis::InParts(count)),
             "challenges" => Ok(Synthesis::ByChallenge(count)),
-            "ordered" => Ok(Synthesis::InOrder(count)),
             "threads" => Ok(Synthesis::OneThreadEach(count)),
             _ => Err(bad()),
         }
@@ -145,9 +159,9 @@ impl Synthesis {
                 "{at_once} partition(s) at a time, a run a challenge on {} threads",
                 rayon::current_num_threads()
             ),
-            Synthesis::InOrder(at_once) => format!(
+            Synthesis::InOrder { at_once, workers } => format!(
                 "challenges in partition order on {} threads, at most {at_once} partition(s) begun",
-                rayon::current_num_threads()
+                workers.unwrap_or_else(rayon::current_num_threads)
             ),
             Synthesis::OneThreadEach(threads) => {
                 format!("{threads} partitions at a time, one thread each")
@@ -161,7 +175,7 @@ impl Synthesis {
         match self {
             Synthesis::InParts(at_once)
             | Synthesis::ByChallenge(at_once)
-            | Synthesis::InOrder(at_once)
+            | Synthesis::InOrder { at_once, .. }
             | Synthesis::OneThreadEach(at_once) => *at_once,
         }
     }
@@ -186,8 +200,8 @@ impl Synthesis {
             Synthesis::ByChallenge(at_once) => {
                 in_parts(shape, &parts, at_once, usize::MAX, buffers, sender)
             }
-            Synthesis::InOrder(at_once) => {
-                let workers = rayon::current_num_threads();
+            Synthesis::InOrder { at_once, workers } => {
+                let workers = workers.unwrap_or_else(rayon::current_num_threads);
                 let runs = in_order::ChallengeRuns {
                     shape,
                     parts: &parts,
@@ -329,4 +343,39 @@ pub fn prove_pipelined(
         synthesis_times: times,
         memory_waits,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Synthesis;
+
+    #[test]
+    fn pipelines_parse_with_their_counts_and_workers() {
+        let parsed = |spec| Synthesis::parse(spec);
+        assert_eq!(parsed("challenges:3"), Ok(Synthesis::ByChallenge(3)));
+        assert_eq!(
+            parsed("ordered:2"),
+            Ok(Synthesis::InOrder {
+                at_once: 2,
+                workers: None
+            })
+        );
+        assert_eq!(
+            parsed("ordered:2/14"),
+            Ok(Synthesis::InOrder {
+                at_once: 2,
+                workers: Some(14)
+            })
+        );
+        for bad in [
+            "ordered:0",
+            "ordered:2/0",
+            "ordered:2/",
+            "ordered:x",
+            "parts:0",
+            "lanes:2",
+        ] {
+            assert!(parsed(bad).is_err(), "{bad}");
+        }
+    }
 }

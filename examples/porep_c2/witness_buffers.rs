@@ -77,7 +77,7 @@ impl WitnessBuffers {
             .filter_map(|synthesis| match synthesis {
                 Synthesis::InParts(at_once)
                 | Synthesis::ByChallenge(at_once)
-                | Synthesis::InOrder(at_once) => Some(*at_once),
+                | Synthesis::InOrder { at_once, .. } => Some(*at_once),
                 Synthesis::OneThreadEach(_) => None,
             })
             .max();
