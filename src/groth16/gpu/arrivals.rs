@@ -117,9 +117,9 @@ impl Drop for ScalarArrivals {
 pub(super) struct ScalarSplitter(Arc<ScalarArrivals>);
 
 impl ScalarSplitter {
-    /// Splits b, l and a in that order (b first: the G2 MSM, the longest,
-    /// and b_g1 take it), each across the host's cores, publishing each as
-    /// it is made; `started` dates the debug lines. Where b takes every
+    /// Splits b, then l and a side by side (b first: the G2 MSM, the
+    /// longest, and b_g1 take it), each across the host's cores, publishing
+    /// each as it is made; `started` dates the debug lines. Where b takes every
     /// variable and splits sparse (a witness of bits), l (b's aux part) and
     /// a (its inputs and the aux its density selects) are cut from b's
     /// split without another pass over the witness.
@@ -144,39 +144,62 @@ impl ScalarSplitter {
         });
         arrivals.b.publish(b.clone());
         let b_done = started.elapsed();
-        let l = b_takes_all
-            .then(|| b.tail_of(input.len()))
-            .flatten()
-            .unwrap_or_else(|| SplitScalars::from_parts(&[aux], buffers, capacity));
-        arrivals.l.publish(Arc::new(l));
-        let l_done = started.elapsed();
-        // a's query always uses every input: with every aux variable too,
-        // its scalars are b's, already split.
-        let a_takes_all = witness.a_aux_density.uses_all_of(aux.len());
-        let a = if a_takes_all && b_takes_all {
-            b
-        } else if a_takes_all {
-            Arc::new(SplitScalars::from_parts(&[input, aux], buffers, capacity))
-        } else if let Some(a) = b_takes_all
-            .then(|| b.selected_of(input.len(), witness.a_aux_density))
-            .flatten()
-        {
-            Arc::new(a)
-        } else {
-            let mut a = buffers.take(capacity);
-            a.fill(|a| {
-                a.extend_from_slice(input);
-                witness.a_aux_density.par_select_into(aux, a);
-            });
-            Arc::new(SplitScalars::from_vec(a, buffers))
-        };
-        arrivals.a.publish(a);
+        // l and a are cut from b independently: made side by side, each
+        // published when ready (the L lane waits for l, the G1 lane for a).
+        let (l_done, a_done) = rayon::join(
+            || {
+                let l = b_takes_all
+                    .then(|| b.tail_of(input.len()))
+                    .flatten()
+                    .unwrap_or_else(|| SplitScalars::from_parts(&[aux], buffers, capacity));
+                arrivals.l.publish(Arc::new(l));
+                started.elapsed()
+            },
+            || {
+                arrivals
+                    .a
+                    .publish(a_of(witness, &b, b_takes_all, buffers, capacity));
+                started.elapsed()
+            },
+        );
         log::debug!(
             "scalars split: b {:.3} s, l {:.3} s, a {:.3} s after the proof's start",
             b_done.as_secs_f64(),
             l_done.as_secs_f64(),
-            started.elapsed().as_secs_f64()
+            a_done.as_secs_f64()
         );
+    }
+}
+
+/// a's scalars: b's split where a's query also uses every variable, cut
+/// from it where b takes all and a selects, else a pass of their own.
+fn a_of(
+    witness: &ProverWitness<'_>,
+    b: &Arc<SplitScalars>,
+    b_takes_all: bool,
+    buffers: &ScalarBuffers,
+    capacity: usize,
+) -> Arc<SplitScalars> {
+    let (input, aux) = (witness.input, witness.aux);
+    // a's query always uses every input: with every aux variable too, its
+    // scalars are b's, already split.
+    let a_takes_all = witness.a_aux_density.uses_all_of(aux.len());
+    if a_takes_all && b_takes_all {
+        b.clone()
+    } else if a_takes_all {
+        Arc::new(SplitScalars::from_parts(&[input, aux], buffers, capacity))
+    } else if let Some(a) = b_takes_all
+        .then(|| b.selected_of(input.len(), witness.a_aux_density))
+        .flatten()
+    {
+        Arc::new(a)
+    } else {
+        let mut a = buffers.take(capacity);
+        a.fill(|a| {
+            a.extend_from_slice(input);
+            witness.a_aux_density.par_select_into(aux, a);
+        });
+        Arc::new(SplitScalars::from_vec(a, buffers))
     }
 }
 

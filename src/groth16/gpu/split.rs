@@ -185,8 +185,10 @@ impl SplitScalars {
         if 2 * (indices.len() - first) >= len {
             return None;
         }
+        // Tens of millions of values at 2^27: copied over the pool, not on
+        // one thread (an indexed collect writes its pieces in place).
         let general = GeneralScalars::Sparse {
-            values: values[first..].to_vec(),
+            values: values[first..].par_iter().copied().collect(),
             indices: indices[first..]
                 .par_iter()
                 .map(|&i| i - skip as u32)
