@@ -156,7 +156,7 @@ pub mod g16_status {
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]
 pub struct g16_msm_tuning {
-    /// Window bits, 4..=20, shifted copies left aside (0: chosen by the size).
+    /// Window bits, 4..=22, shifted copies left aside (0: chosen by the size).
     pub window_bits: u32,
     /// Sorted entries per first-level thread, 32..=4096 (0: grown from 32).
     pub first_block: u32,
