@@ -99,11 +99,11 @@ pub fn synthesize<R: PartitionRuns>(
 ) {
     let partitions = (0..runs.partitions())
         .map(|partition| {
-            let runs = runs.run_count(partition).max(1);
+            let count = runs.run_count(partition).max(1);
             Partition {
-                count: runs,
-                runs: Mutex::new((0..runs).map(|_| None).collect()),
-                left: AtomicUsize::new(runs),
+                count,
+                runs: Mutex::new((0..count).map(|_| None).collect()),
+                left: AtomicUsize::new(count),
                 started: OnceLock::new(),
             }
         })
